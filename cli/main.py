@@ -1,0 +1,264 @@
+"""The `sim` command: thin click commands over the engine and the policy registry."""
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from cli.options import WholeNumber
+from engine.games import GAMES
+from engine.results import ResultFileError
+from engine.runner import RunError, RunRequest, default_filename, run
+from policies.registry import PolicyError, builtin_policies, plugin_policies, resolve
+
+INTERRUPTED_EXIT = 130
+
+
+class SimGroup(click.Group):
+    """A group whose errors are one line: `Error: ...`, without the usage block."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as error:
+            click.echo(f"Error: {error.format_message()}", err=True)
+            sys.exit(error.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=SimGroup)
+@click.version_option(package_name="sim", prog_name="sim")
+def main():
+    """Batch simulator for patience games: seeded deals, pluggable policies, Parquet rows."""
+
+
+def _game_command(game):
+    def command(**options):
+        _run_game(game, options)
+
+    command.__doc__ = f"Play {game.title} deals with a policy; one Parquet row per deal."
+    command.__name__ = game.name
+    for rule in reversed(game.rules):
+        command = click.option(
+            f"--{rule.name.replace('_', '-')}",
+            rule.name,
+            type=click.IntRange(rule.low, rule.high),
+            default=rule.default,
+            show_default=True,
+            help=rule.help,
+        )(command)
+    for decorator in reversed(_RUN_OPTIONS):
+        command = decorator(command)
+    return main.command(name=game.name)(command)
+
+
+_RUN_OPTIONS = (
+    click.option(
+        "--policy",
+        "-p",
+        default="greedy",
+        show_default=True,
+        help="Policy name, or module:attribute.",
+    ),
+    click.option(
+        "-n",
+        "--deals",
+        "n",
+        type=WholeNumber(1, "a whole number of deals"),
+        default="1e4",
+        show_default=True,
+        help="Deals to play: 1000, 1e6, 2.5e5, 1_000_000.",
+    ),
+    click.option(
+        "--seed",
+        type=WholeNumber(0),
+        default=0,
+        show_default=True,
+        help="Seed: deal i is fixed by (seed, i) alone.",
+    ),
+    click.option(
+        "--start",
+        type=WholeNumber(0),
+        default=0,
+        show_default=True,
+        help="Index of the first deal.",
+    ),
+    click.option(
+        "--workers",
+        type=click.IntRange(1, 1024),
+        default=os.cpu_count() or 1,
+        show_default="all cores",
+        help="Worker processes.",
+    ),
+    click.option(
+        "--param", "params", multiple=True, metavar="K=V", help="A policy parameter (repeatable)."
+    ),
+    click.option(
+        "--out",
+        type=click.Path(path_type=Path),
+        help="Result file (default: under results/, named for the run).",
+    ),
+    click.option("--overwrite", is_flag=True, help="Replace an existing result file."),
+    click.option("--resume", is_flag=True, help="Complete an interrupted result file."),
+    click.option(
+        "--log-moves",
+        type=click.Path(path_type=Path),
+        help="Also write each deal's move log (JSON Lines).",
+    ),
+    click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
+)
+
+
+def _run_game(game, options):
+    rules = {rule.name: options[rule.name] for rule in game.rules}
+    try:
+        policy = resolve(game.name, options["policy"])
+        params = policy.settings(options["params"])
+    except PolicyError as error:
+        raise click.ClickException(str(error)) from None
+    out = options["out"] or Path("results") / default_filename(
+        game, policy, params, rules, options["seed"], options["start"], options["n"]
+    )
+    request = RunRequest(
+        game=game,
+        policy=policy,
+        policy_spec=options["policy"],
+        params=params,
+        rules=rules,
+        seed=options["seed"],
+        start=options["start"],
+        n=options["n"],
+        workers=options["workers"],
+        out=out,
+        overwrite=options["overwrite"],
+        resume=options["resume"],
+        log_moves=options["log_moves"],
+    )
+    bar = _ProgressBar(request.n, options["quiet"])
+    try:
+        result = run(request, progress=bar.update)
+    except (RunError, ResultFileError, PolicyError) as error:
+        raise click.ClickException(str(error)) from None
+    finally:
+        bar.close()
+    if not options["quiet"]:
+        click.echo(format_summary(request, result))
+    if not result.completed:
+        click.echo(
+            f"interrupted: {result.totals.deals:,} of {request.n:,} deals kept in {result.path} "
+            "(marked incomplete; run the same command with --resume to finish)",
+            err=True,
+        )
+        sys.exit(INTERRUPTED_EXIT)
+
+
+class _ProgressBar:
+    """A tqdm bar that appears with the first finished chunk, not before errors."""
+
+    def __init__(self, total, quiet):
+        self.total, self.quiet, self.bar = total, quiet, None
+
+    def update(self, deals):
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=self.total,
+                unit=" deals",
+                unit_scale=True,
+                disable=self.quiet,
+                file=sys.stderr,
+            )
+        self.bar.update(deals)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def format_summary(request, result):
+    totals = result.totals
+    low, high = totals.win_interval
+    rate = totals.wins / totals.deals if totals.deals else 0.0
+    rules = " ".join(f"{k}={v}" for k, v in request.rules.items())
+    lines = [
+        f"{request.game.name} · {request.policy.name} · {rules} · seed {request.seed}",
+        f"deals       {totals.deals:,}",
+        f"wins        {totals.wins:,}  ({rate:.3%}, 95% CI {low:.3%} to {high:.3%})",
+        f"mean score  {totals.score_sum / max(totals.deals, 1):.2f}",
+    ]
+    if totals.outcomes:
+        shares = " · ".join(
+            f"{k} {v / max(totals.deals, 1):.2%}" for k, v in totals.outcomes.items() if v
+        )
+        lines.append(f"outcomes    {shares}")
+    speed = result.deals_played / result.wall_time if result.wall_time > 0 else 0.0
+    lines.append(f"wall time   {result.wall_time:.2f} s  ({speed:,.0f} deals/s)")
+    lines.append(f"written     {result.path}")
+    return "\n".join(lines)
+
+
+for _game in GAMES.values():
+    _game_command(_game)
+
+
+@main.command()
+@click.argument("game", required=False, type=click.Choice(sorted(GAMES)))
+def policies(game):
+    """List the policies of every game (or of GAME), with their parameters."""
+    for name in [game] if game else list(GAMES):
+        click.echo(name)
+        for policy in builtin_policies(name) + plugin_policies(name):
+            kind = "" if policy.compiled else " (python)"
+            click.echo(f"  {policy.name:<14}{policy.summary}{kind}")
+            for param in policy.params:
+                click.echo(f"  {'':<14}  --param {param.describe()}")
+
+
+@main.command()
+@click.argument("games", nargs=-1, type=click.Choice(sorted(GAMES)))
+@click.option("--policy", "-p", "policy_names", multiple=True, help="Only these policies.")
+@click.option(
+    "-n",
+    "--deals",
+    "n",
+    type=WholeNumber(1, "a whole number of deals"),
+    default="2e5",
+    show_default=True,
+    help="Deals per timed run (fewer for slow policies).",
+)
+@click.option("--repeat", type=click.IntRange(1, 100), default=5, show_default=True)
+@click.option(
+    "--command",
+    "commands",
+    multiple=True,
+    metavar="ARGS",
+    help="Also time a whole `sim ARGS` command, e.g. 'calc -n 1e6'.",
+)
+def bench(games, policy_names, n, repeat, commands):
+    """Measure deals per second per core of the compiled kernels (medians)."""
+    from engine.bench import time_command, time_kernel
+
+    click.echo(
+        f"{'game':<8} {'policy':<14} {'deals':>9} {'median µs/deal':>15} {'deals/s/core':>13}"
+    )
+    for name in games or list(GAMES):
+        for policy in builtin_policies(name):
+            if policy_names and policy.name not in policy_names:
+                continue
+            deals, seconds = time_kernel(GAMES[name], policy, n, repeat)
+            click.echo(
+                f"{name:<8} {policy.name:<14} {deals:>9,} {seconds / deals * 1e6:>15.2f}"
+                f" {deals / seconds:>13,.0f}"
+            )
+    for args in commands:
+        wall = time_command(args, repeat)
+        click.echo(f"sim {args}: median wall {wall:.2f} s over {repeat} runs")
+
+
+if __name__ == "__main__":
+    main()

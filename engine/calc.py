@@ -1,0 +1,268 @@
+"""Calculation (rules C1-C9 of RULES.md): state, legal actions, apply action, play.
+
+The whole position is one int16 array, so it is cheap to copy, compare and hand to a
+policy:
+
+    index        name      meaning
+    0 .. 47      STOCK     the 48 stock cards, turned in this order (C3)
+    48           POS       index in STOCK of the turned card; 48 = stock empty
+    49           NWASTE    number of waste piles W, 1..8 (C4)
+    50 .. 53     NEED      rank F1..F4 needs next (C2); 0 = foundation complete
+    54 .. 57     FCOUNT    cards on F1..F4, bases included (1..13)
+    58 .. 65     HEIGHT    cards on waste 1..8
+    66 .. 449    WASTE     card h (0 = bottom) of waste w at WASTE + 48 * w + h
+    450 .. 453   BASE      the base cards of F1..F4, kept for logs
+    454          MOVES     actions applied so far
+    455          LASTFOUND turn (POS) of the last move onto a foundation
+    456          MAXHEIGHT highest waste pile so far
+
+Cards are codes of engine.cards (rank = code // 4 + 1). The card turned and waiting to
+be placed is always STOCK[POS] (C5): placing it turns the next one.
+
+Actions are small integers:
+
+    0 .. 3            s>f1 .. s>f4   turned card to a foundation
+    4 .. 11           s>w1 .. s>w8   turned card to a waste pile
+    12 + 4 * w + k    w(w+1)>f(k+1)  top of waste w to foundation k (C6)
+"""
+
+import numpy as np
+from numba import njit, types
+
+from engine import rng
+from engine.cards import card_name
+
+STOCK = 0
+POS = 48
+NWASTE = 49
+NEED = 50
+FCOUNT = 54
+HEIGHT = 58
+WASTE = 66
+BASE = 450
+MOVES = 454
+LASTFOUND = 455
+MAXHEIGHT = 456
+STATE_SIZE = 457
+
+STOCK_SIZE = 48
+MAX_WASTES = 8
+PILE_CAP = 48
+ACT_TO_WASTE = 4
+ACT_FROM_WASTE = 12
+N_ACTIONS = 12 + 4 * MAX_WASTES
+MAX_MOVES = 96  # 48 placements and at most 48 waste-to-foundation moves
+
+# Per-deal result columns, in the order play_chunk_nb writes them.
+COLUMNS = ("won", "score", "moves", "last_foundation_turn", "max_waste_height")
+
+POLICY_SIG = types.int64(
+    types.int16[::1],  # state
+    types.int16[::1],  # legal actions
+    types.int64,  # number of legal actions
+    types.float64[::1],  # policy parameters
+    types.uint64[::1],  # the policy's random stream
+)
+POLICY_TYPE = types.FunctionType(POLICY_SIG)
+
+
+@njit(cache=True)
+def rank_nb(card):
+    return card // 4 + 1
+
+
+@njit(cache=True)
+def next_rank_nb(rank, step):
+    """The rank after `rank` on the foundation built by `step` (C2, wraps after K)."""
+    return (rank + step - 1) % 13 + 1
+
+
+@njit(cache=True)
+def deal_nb(seed, deal, wastes, state):
+    """Deal (seed, deal) into state: bases by C3, the other 48 cards as the stock."""
+    stream = np.zeros(1, np.uint64)
+    rng.stream_state_nb(seed, deal, rng.STREAM_DEAL, stream)
+    deck = np.arange(52).astype(np.int16)
+    rng.shuffle_nb(stream, deck)
+    state[:] = 0
+    n_stock = 0
+    for card in deck:
+        r = rank_nb(card)
+        if r <= 4 and state[BASE + r - 1] == 0 and state[FCOUNT + r - 1] == 0:
+            state[BASE + r - 1] = card
+            state[FCOUNT + r - 1] = 1
+        else:
+            state[STOCK + n_stock] = card
+            n_stock += 1
+    set_start_nb(state, wastes)
+
+
+@njit(cache=True)
+def set_start_nb(state, wastes):
+    """Everything but the cards: bases on the foundations, empty wastes (C2, C4)."""
+    state[POS] = 0
+    state[NWASTE] = wastes
+    for k in range(4):
+        state[NEED + k] = next_rank_nb(k + 1, k + 1)
+        state[FCOUNT + k] = 1
+    state[HEIGHT : HEIGHT + MAX_WASTES] = 0
+    state[MOVES] = 0
+    state[LASTFOUND] = 0
+    state[MAXHEIGHT] = 0
+
+
+@njit(cache=True)
+def score_nb(state):
+    return state[FCOUNT] + state[FCOUNT + 1] + state[FCOUNT + 2] + state[FCOUNT + 3]
+
+
+@njit(cache=True)
+def waste_top_nb(state, w):
+    h = state[HEIGHT + w]
+    if h == 0:
+        return -1
+    return state[WASTE + PILE_CAP * w + h - 1]
+
+
+@njit(cache=True)
+def legal_actions_nb(state, out):
+    """Write the legal actions into out; return how many (0 = game over, C8)."""
+    n = 0
+    if state[POS] < STOCK_SIZE:
+        r = rank_nb(state[STOCK + state[POS]])
+        for k in range(4):
+            if state[NEED + k] == r:
+                out[n] = k
+                n += 1
+        for w in range(state[NWASTE]):
+            out[n] = ACT_TO_WASTE + w
+            n += 1
+    for w in range(state[NWASTE]):
+        top = waste_top_nb(state, w)
+        if top >= 0:
+            r = rank_nb(top)
+            for k in range(4):
+                if state[NEED + k] == r:
+                    out[n] = ACT_FROM_WASTE + 4 * w + k
+                    n += 1
+    return n
+
+
+@njit(cache=True)
+def is_legal_nb(state, action):
+    buf = np.empty(N_ACTIONS, np.int16)
+    n = legal_actions_nb(state, buf)
+    for i in range(n):  # noqa: SIM110 (a plain loop compiles to the tightest code)
+        if buf[i] == action:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _to_foundation_nb(state, k):
+    count = state[FCOUNT + k] + 1
+    state[FCOUNT + k] = count
+    if count == 13:
+        state[NEED + k] = 0
+    else:
+        state[NEED + k] = next_rank_nb(state[NEED + k], k + 1)
+    state[LASTFOUND] = state[POS]
+
+
+@njit(cache=True)
+def apply_action_nb(state, action):
+    """Apply a legal action (the caller checks legality)."""
+    if action < ACT_TO_WASTE:
+        _to_foundation_nb(state, action)
+        state[POS] += 1
+    elif action < ACT_FROM_WASTE:
+        w = action - ACT_TO_WASTE
+        h = state[HEIGHT + w]
+        state[WASTE + PILE_CAP * w + h] = state[STOCK + state[POS]]
+        state[HEIGHT + w] = h + 1
+        if h + 1 > state[MAXHEIGHT]:
+            state[MAXHEIGHT] = h + 1
+        state[POS] += 1
+    else:
+        w = (action - ACT_FROM_WASTE) // 4
+        k = (action - ACT_FROM_WASTE) % 4
+        state[HEIGHT + w] -= 1
+        _to_foundation_nb(state, k)
+    state[MOVES] += 1
+
+
+@njit(cache=True)
+def write_result_nb(state, row):
+    score = score_nb(state)
+    row[0] = score == 52
+    row[1] = score
+    row[2] = state[MOVES]
+    row[3] = state[LASTFOUND]
+    row[4] = state[MAXHEIGHT]
+
+
+@njit(cache=True)
+def play_nb(seed, deal, rules, policy, params, state, log):
+    """Deal (seed, deal) and play it out with policy; log actions where log has room."""
+    deal_nb(seed, deal, rules[0], state)
+    stream = np.zeros(1, np.uint64)
+    rng.stream_state_nb(seed, deal, rng.STREAM_POLICY, stream)
+    legal = np.empty(N_ACTIONS, np.int16)
+    while True:
+        n = legal_actions_nb(state, legal)
+        if n == 0:
+            return
+        choice = policy(state, legal, n, params, stream)
+        if choice < 0 or choice >= n:
+            raise ValueError("policy chose an action outside the legal list")
+        if log.shape[0] > state[MOVES]:
+            log[state[MOVES]] = legal[choice]
+        apply_action_nb(state, legal[choice])
+
+
+@njit(
+    types.void(
+        POLICY_TYPE,
+        types.int64,
+        types.int64,
+        types.int64[::1],
+        types.float64[::1],
+        types.int32[:, ::1],
+        types.int16[:, ::1],
+    ),
+    cache=True,
+)
+def play_chunk_nb(policy, seed, start, rules, params, rows, logs):
+    """Play deals start .. start + len(rows) - 1: one result row (and log) per deal."""
+    state = np.empty(STATE_SIZE, np.int16)
+    for i in range(rows.shape[0]):
+        play_nb(seed, start + i, rules, policy, params, state, logs[i])
+        write_result_nb(state, rows[i])
+
+
+def action_notation(action):
+    """The rule book's notation of an action: `s>f2`, `s>w3`, `w3>f2`."""
+    if action < ACT_TO_WASTE:
+        return f"s>f{action + 1}"
+    if action < ACT_FROM_WASTE:
+        return f"s>w{action - ACT_TO_WASTE + 1}"
+    w, k = divmod(action - ACT_FROM_WASTE, 4)
+    return f"w{w + 1}>f{k + 1}"
+
+
+def move_log(seed, deal, rules, actions):
+    """The move-log object of one deal (format at the end of RULES.md)."""
+    state = np.empty(STATE_SIZE, np.int16)
+    deal_nb(seed, deal, rules["wastes"], state)
+    for action in actions:
+        apply_action_nb(state, action)
+    score = int(score_nb(state))
+    return {
+        "layout": {
+            "bases": [card_name(c) for c in state[BASE : BASE + 4]],
+            "stock": [card_name(c) for c in state[STOCK : STOCK + STOCK_SIZE]],
+        },
+        "moves": [action_notation(int(a)) for a in actions],
+        "outcome": "won" if score == 52 else "lost",
+        "score": score,
+    }

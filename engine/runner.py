@@ -1,0 +1,352 @@
+"""The batch runner: deals in chunks across long-lived worker processes, rows to Parquet.
+
+Deal i depends on (seed, i) alone, so chunking and the number of workers change speed,
+never rows. The parent compiles (or loads) the kernel and plays the first small chunk
+itself, which also measures the policy's speed to size the other chunks; then it forks
+the workers, which inherit the loaded kernel. Rows come back in deal order and are
+written as they arrive, so memory stays bounded and an interrupted run keeps a valid
+file of every deal finished before the interruption.
+"""
+
+import json
+import multiprocessing
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from engine import results
+from engine.stats import wilson_interval
+
+LOG_END = np.iinfo(np.int16).min  # fills the unused tail of a deal's action log
+PROBE_DEALS = 256
+CHUNK_SECONDS = 0.25
+MAX_CHUNK = 100_000
+
+
+class RunError(ValueError):
+    """A run that cannot start: bad output path, nothing to resume, mismatched resume."""
+
+
+@dataclass
+class RunRequest:
+    game: object
+    policy: object
+    policy_spec: str
+    params: dict
+    rules: dict
+    seed: int
+    start: int
+    n: int
+    workers: int
+    out: Path
+    overwrite: bool = False
+    resume: bool = False
+    log_moves: Path | None = None
+
+    def description(self):
+        return {
+            "game": self.game.name,
+            "rules": self.rules,
+            "policy": self.policy.name,
+            "policy_spec": self.policy_spec,
+            "params": self.params,
+            "seed": self.seed,
+            "start": self.start,
+            "n": self.n,
+        }
+
+
+@dataclass
+class Totals:
+    """Running sums over the rows written, for the closing summary."""
+
+    deals: int = 0
+    wins: int = 0
+    score_sum: int = 0
+    outcomes: dict = field(default_factory=dict)
+
+    def add(self, game, rows):
+        names = [c.name for c in game.columns]
+        self.deals += rows.shape[0]
+        self.wins += int(rows[:, names.index("won")].sum())
+        self.score_sum += int(rows[:, names.index("score")].sum())
+        if "outcome" in names:
+            labels = game.columns[names.index("outcome")].labels
+            counts = np.bincount(rows[:, names.index("outcome")], minlength=len(labels))
+            for label, count in zip(labels, counts, strict=True):
+                self.outcomes[label] = self.outcomes.get(label, 0) + int(count)
+
+    @property
+    def win_interval(self):
+        return wilson_interval(self.wins, self.deals)
+
+
+@dataclass
+class RunResult:
+    path: Path
+    totals: Totals
+    completed: bool
+    wall_time: float
+    deals_played: int  # in this invocation (not counting rows carried over by --resume)
+
+
+def default_filename(game, policy, params, rules, seed, start, n):
+    parts = [game.name, policy.name]
+    parts += [f"{k}{v:g}" for k, v in params.items() if _differs(policy, k, v)]
+    parts += [f"{k}{v}" for k, v in rules.items()]
+    parts.append(f"seed{seed}")
+    if start:
+        parts.append(f"start{start}")
+    parts.append(f"n{n}")
+    return "-".join(parts).replace("_", "") + ".parquet"
+
+
+def _differs(policy, name, value):
+    return next(p for p in policy.params if p.name == name).default != value
+
+
+def run(request, progress=None):
+    """Play the requested deals and write the result file; return a RunResult.
+
+    `progress(deals)` is called as chunks finish. KeyboardInterrupt (Ctrl-C, or SIGTERM,
+    turned into one here) stops the workers; the deals finished so far are kept in a
+    valid file marked incomplete, which --resume completes. Any other error leaves the
+    output exactly as it was.
+    """
+    out = _check_output(request)
+    resumed = results.read_meta(out) if request.resume else None
+    done_before = resumed["n_done"] if resumed else 0
+    log = _MoveLog(request, done_before)
+    writer = results.ResultWriter(out, request.game)
+    totals = Totals()
+    started, clock = datetime.now(UTC), time.perf_counter()
+    try:
+        if resumed:
+            _carry_over(out, writer, totals)
+        with _sigterm_as_interrupt():
+            for chunk_start, rows, logs in _play(request, request.start + done_before):
+                table = results.rows_to_table(
+                    request.game, request.policy.name, request.seed, chunk_start, rows
+                )
+                writer.write(table)
+                totals.add(request.game, rows)
+                log.write(chunk_start, logs)
+                if progress:
+                    progress(rows.shape[0])
+    except KeyboardInterrupt:
+        pass
+    except BaseException:
+        writer.discard()
+        log.discard()
+        raise
+    wall = time.perf_counter() - clock
+    meta = request.description() | {
+        "sim_version": _version(),
+        "n_done": writer.rows,
+        "completed": writer.rows == request.n,
+        "started_at": started.isoformat(timespec="seconds"),
+        "wall_time": round(wall + (resumed["wall_time"] if resumed else 0), 3),
+        "executor": f"local, {request.workers} worker(s)",
+    }
+    writer.close(meta)
+    log.close()
+    return RunResult(out, totals, writer.rows == request.n, wall, writer.rows - done_before)
+
+
+def _version():
+    try:
+        from importlib.metadata import version
+
+        return version("sim")
+    except Exception:
+        return "unknown"
+
+
+def _check_output(request):
+    out = Path(request.out)
+    if out.is_dir():
+        raise RunError(f"{out} is a folder; give a file name for --out")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunError(f"cannot create folder {out.parent}: {error.strerror}") from None
+    if not os.access(out.parent, os.W_OK):
+        raise RunError(f"cannot write to folder {out.parent}")
+    if request.resume:
+        _check_resumable(request, out)
+    elif out.exists() and not request.overwrite:
+        raise RunError(f"{out} exists; use --overwrite to replace it or --resume to complete it")
+    return out
+
+
+def _check_resumable(request, out):
+    if not out.exists():
+        raise RunError(f"nothing to resume: {out} does not exist")
+    meta = results.read_meta(out)
+    mine = request.description()
+    for key in ("game", "rules", "policy", "params", "seed", "start", "n"):
+        if meta.get(key) != json.loads(json.dumps(mine[key])):
+            raise RunError(
+                f"cannot resume {out}: its {key} is {meta.get(key)!r}, this run's is {mine[key]!r}"
+            )
+    if meta.get("completed"):
+        raise RunError(f"{out} is already complete ({meta['n_done']} deals)")
+
+
+def _carry_over(out, writer, totals):
+    import pyarrow.parquet as pq
+
+    results.copy_rows(out, writer)
+    table = pq.read_table(out, columns=["won", "score"])
+    totals.deals += table.num_rows
+    totals.wins += int(table["won"].to_numpy().sum())
+    totals.score_sum += int(table["score"].to_numpy().astype(np.int64).sum())
+
+
+class _sigterm_as_interrupt:
+    """Within the block, SIGTERM stops the run the way Ctrl-C does."""
+
+    def __enter__(self):
+        self._old = signal.signal(signal.SIGTERM, _raise_interrupt)
+
+    def __exit__(self, *exc):
+        signal.signal(signal.SIGTERM, self._old)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+# --- playing chunks -------------------------------------------------------------
+
+_JOB = {}  # what a worker plays: set in the parent before the fork
+
+
+def _set_job(request):
+    game = request.game
+    _JOB.update(
+        module=game.module,
+        columns=len(game.columns),
+        choose=request.policy.choose,
+        compiled=request.policy.compiled,
+        seed=request.seed,
+        rules=game.rules_vector(request.rules),
+        params=request.policy.param_vector(request.params),
+        log_width=game.max_log(request.rules) if request.log_moves else 0,
+    )
+
+
+def play_chunk(chunk):
+    """Rows (and action logs) of deals chunk[0] .. chunk[0] + chunk[1] - 1."""
+    start, count = chunk
+    job = _JOB
+    rows = np.zeros((count, job["columns"]), np.int32)
+    logs = np.full((count, job["log_width"]), LOG_END, np.int16)
+    if job["compiled"]:
+        job["module"].play_chunk_nb(
+            job["choose"], job["seed"], start, job["rules"], job["params"], rows, logs
+        )
+    else:
+        _play_chunk_python(job, start, rows, logs)
+    return start, rows, logs
+
+
+def _play_chunk_python(job, start, rows, logs):
+    module = job["module"]
+    play = getattr(module.play_nb, "py_func", module.play_nb)
+    state = np.zeros(module.STATE_SIZE, np.int16)
+    for i in range(rows.shape[0]):
+        play(job["seed"], start + i, job["rules"], job["choose"], job["params"], state, logs[i])
+        module.write_result_nb(state, rows[i])
+
+
+def _play(request, first):
+    """Yield (chunk start, rows, logs) in deal order, deals first .. start + n - 1."""
+    _set_job(request)
+    end = request.start + request.n
+    if first >= end:
+        return
+    probe = min(PROBE_DEALS, end - first)
+    play_chunk((first, 1))  # compiles or loads the kernel before timing or forking
+    clock = time.perf_counter()
+    yield play_chunk((first, probe))
+    per_deal = max((time.perf_counter() - clock) / probe, 1e-7)
+    chunks = _chunks(first + probe, end, per_deal, request.workers)
+    if request.workers <= 1 or len(chunks) <= 1:
+        for chunk in chunks:
+            yield play_chunk(chunk)
+        return
+    yield from _play_in_workers(chunks, request.workers)
+
+
+def _chunks(first, end, per_deal, workers):
+    size = int(min(MAX_CHUNK, max(1, CHUNK_SECONDS / per_deal)))
+    size = max(1, min(size, -(-(end - first) // (workers * 4))))
+    return [(s, min(size, end - s)) for s in range(first, end, size)]
+
+
+def _play_in_workers(chunks, workers):
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    pool = context.Pool(workers, initializer=_worker_init)
+    try:
+        yield from pool.imap(play_chunk, chunks)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+
+
+def _worker_init():
+    # The parent owns Ctrl-C: it stops the workers and writes what they finished.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+# --- move logs ---------------------------------------------------------------------
+
+
+class _MoveLog:
+    """The --log-moves JSON Lines file, written beside the rows and moved into place."""
+
+    def __init__(self, request, keep_lines):
+        self.request = request
+        self.path = Path(request.log_moves) if request.log_moves else None
+        if self.path is None:
+            return
+        if self.path.exists() and not (request.overwrite or request.resume):
+            raise RunError(f"{self.path} exists; use --overwrite to replace it")
+        self.tmp = results.temporary_path(self.path)
+        self.file = open(self.tmp, "w")  # noqa: SIM115 (closed by close/discard)
+        if keep_lines and self.path.exists():
+            with open(self.path) as old:
+                for _, line in zip(range(keep_lines), old, strict=False):
+                    self.file.write(line)
+
+    def write(self, start, logs):
+        if self.path is None:
+            return
+        request, game = self.request, self.request.game
+        header = {"game": game.name, "seed": request.seed}
+        rules = game.nondefault_rules(request.rules)
+        for i, actions in enumerate(logs):
+            played = [int(a) for a in actions if a != LOG_END]
+            line = header | {"deal": start + i, "policy": request.policy.name} | rules
+            line |= game.move_log(request.seed, start + i, request.rules, played)
+            self.file.write(json.dumps(line) + "\n")
+
+    def close(self):
+        if self.path is not None:
+            self.file.close()
+            os.replace(self.tmp, self.path)
+
+    def discard(self):
+        if self.path is not None:
+            self.file.close()
+            self.tmp.unlink(missing_ok=True)

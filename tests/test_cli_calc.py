@@ -1,0 +1,289 @@
+"""`sim calc` as a user runs it: options, errors, files, determinism, interruption."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from cli.main import main
+from conftest import ROOT
+
+
+def sim(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def rows(path):
+    return pq.read_table(path)
+
+
+def meta(path):
+    return json.loads(pq.read_metadata(path).metadata[b"sim"])
+
+
+def test_summary_names_wins_interval_speed_and_file(tmp_path):
+    out = tmp_path / "r.parquet"
+    result = sim("calc", "-n", "2000", "--out", str(out))
+    assert result.exit_code == 0
+    assert "deals       2,000" in result.output
+    assert "95% CI" in result.output and "deals/s" in result.output
+    assert f"written     {out}" in result.output
+    table = rows(out)
+    assert table.num_rows == 2000
+    assert table.column("deal").to_pylist() == list(range(2000))
+    description = meta(out)
+    assert description["completed"] is True and description["n_done"] == 2000
+    assert description["game"] == "calc" and description["rules"] == {"wastes": 4}
+    assert {"sim_version", "started_at", "wall_time", "seed", "start", "params"} <= set(description)
+
+
+def test_default_file_goes_under_results_named_for_the_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = sim("calc", "-n", "1_000", "--seed", "3", "--wastes", "3", "-q")
+    assert result.exit_code == 0 and result.output == ""
+    assert (tmp_path / "results" / "calc-greedy-wastes3-seed3-n1000.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    "text, count", [("1000", 1000), ("1e3", 1000), ("2.5e3", 2500), ("1_500", 1500)]
+)
+def test_n_accepts_the_ways_people_write_counts(tmp_path, text, count):
+    out = tmp_path / "r.parquet"
+    assert sim("calc", "-n", text, "--out", str(out), "-q").exit_code == 0
+    assert rows(out).num_rows == count
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("0", "Error: Invalid value for '-n' / '--deals': '0' is below 1"),
+        ("-5", "Error: Invalid value for '-n' / '--deals': '-5' is below 1"),
+        ("1.5", "Error: Invalid value for '-n' / '--deals': '1.5' is not a whole number of deals"),
+        ("abc", "Error: Invalid value for '-n' / '--deals': 'abc' is not a whole number of deals"),
+    ],
+)
+def test_bad_deal_counts_are_refused_in_one_line(tmp_path, text, message):
+    result = sim("calc", "-n", text, "--out", str(tmp_path / "r.parquet"))
+    assert result.exit_code == 2
+    assert result.output.strip() == message
+    assert not any(tmp_path.iterdir())
+
+
+def test_unknown_policy_lists_the_known_ones(tmp_path):
+    result = sim("calc", "--policy", "best", "--out", str(tmp_path / "r.parquet"))
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "Error: unknown policy 'best' for calc (known: random, greedy, kings-bottom, planner)"
+    )
+
+
+@pytest.mark.parametrize(
+    "param, message",
+    [
+        (
+            "depth=2",
+            "Error: policy planner has no parameter 'depth' (valid: depth_weight, king_pile)",
+        ),
+        ("king_pile=yes", "Error: parameter king_pile must be an integer, not 'yes'"),
+        ("king_pile=3", "Error: parameter king_pile must be in 0..1"),
+        ("depth_weight", "Error: --param takes key=value, not 'depth_weight'"),
+    ],
+)
+def test_bad_policy_parameters_are_refused_naming_the_valid_ones(tmp_path, param, message):
+    result = sim("calc", "-p", "planner", "--param", param, "--out", str(tmp_path / "r.parquet"))
+    assert result.exit_code == 1
+    assert result.output.strip() == message
+
+
+def test_existing_file_is_kept_unless_overwrite(tmp_path):
+    out = tmp_path / "r.parquet"
+    out.write_bytes(b"precious")
+    result = sim("calc", "-n", "100", "--out", str(out))
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: {out} exists; use --overwrite to replace it or --resume to complete it"
+    )
+    assert out.read_bytes() == b"precious"
+    assert sim("calc", "-n", "100", "--out", str(out), "--overwrite", "-q").exit_code == 0
+    assert rows(out).num_rows == 100
+
+
+def test_missing_folder_is_created_and_unusable_one_is_refused(tmp_path):
+    out = tmp_path / "deep" / "er" / "r.parquet"
+    assert sim("calc", "-n", "10", "--out", str(out), "-q").exit_code == 0
+    assert out.exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = sim("calc", "-n", "10", "--out", str(blocker / "r.parquet"))
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: cannot create folder {blocker}: File exists"
+
+
+def test_rule_option_out_of_range_is_refused(tmp_path):
+    result = sim("calc", "--wastes", "9", "--out", str(tmp_path / "r.parquet"))
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "Error: Invalid value for '--wastes': 9 is not in the range 1<=x<=8."
+    )
+
+
+def test_one_and_two_workers_write_identical_rows(tmp_path):
+    one, two = tmp_path / "1.parquet", tmp_path / "2.parquet"
+    args = ["calc", "-p", "planner", "-n", "30000", "--seed", "42", "--start", "1000", "-q"]
+    assert sim(*args, "--workers", "1", "--out", str(one)).exit_code == 0
+    assert sim(*args, "--workers", "2", "--out", str(two)).exit_code == 0
+    assert rows(one).equals(rows(two))
+    assert rows(one).column("deal")[0].as_py() == 1000
+
+
+def test_a_deal_depends_only_on_seed_and_index(tmp_path):
+    whole, part = tmp_path / "whole.parquet", tmp_path / "part.parquet"
+    assert sim("calc", "-n", "500", "--seed", "9", "--out", str(whole), "-q").exit_code == 0
+    assert (
+        sim(
+            "calc", "-n", "100", "--seed", "9", "--start", "250", "--out", str(part), "-q"
+        ).exit_code
+        == 0
+    )
+    assert rows(whole).slice(250, 100).equals(rows(part))
+
+
+def test_python_policy_from_a_module_plays_like_the_compiled_one(tmp_path):
+    compiled, python = tmp_path / "c.parquet", tmp_path / "p.parquet"
+    assert sim("calc", "-n", "300", "--out", str(compiled), "-q").exit_code == 0
+    result = sim("calc", "-p", "slow_greedy:py_greedy", "-n", "300", "--out", str(python), "-q")
+    assert result.exit_code == 0
+    ours, theirs = rows(compiled), rows(python)
+    assert ours.drop_columns(["policy"]).equals(theirs.drop_columns(["policy"]))
+    assert theirs.column("policy")[0].as_py() == "py-greedy"
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("slow_greedy:nothing", "Error: module 'slow_greedy' has no policy 'nothing'"),
+        (
+            "slow_greedy:not_a_policy",
+            "Error: slow_greedy:not_a_policy is not a policy (wrap it with policies.policy)",
+        ),
+        (
+            "no_such_module:x",
+            "Error: cannot import policy module 'no_such_module': No module named 'no_such_module'",
+        ),
+    ],
+)
+def test_bad_plugin_specs_are_refused(tmp_path, spec, message):
+    result = sim("calc", "-p", spec, "--out", str(tmp_path / "r.parquet"))
+    assert result.exit_code == 1
+    assert result.output.strip() == message
+
+
+def test_move_log_lines_follow_the_rule_book(tmp_path):
+    log = tmp_path / "moves.jsonl"
+    out = tmp_path / "r.parquet"
+    assert (
+        sim(
+            "calc", "-n", "20", "--wastes", "3", "--log-moves", str(log), "--out", str(out), "-q"
+        ).exit_code
+        == 0
+    )
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["deal"] for line in lines] == list(range(20))
+    first = lines[0]
+    assert first["game"] == "calc" and first["wastes"] == 3 and first["policy"] == "greedy"
+    assert len(first["layout"]["bases"]) == 4 and len(first["layout"]["stock"]) == 48
+    assert first["score"] == rows(out).column("score")[0].as_py()
+
+
+def test_compiled_and_pure_python_paths_agree():
+    code = (
+        "import numpy as np, sys\n"
+        "from engine import calc\n"
+        "from policies.registry import builtin_policies\n"
+        "for p in builtin_policies('calc'):\n"
+        "    for w in (4, 3):\n"
+        "        rows = np.zeros((200, len(calc.COLUMNS)), np.int32)\n"
+        "        calc.play_chunk_nb(p.choose, 13, 0, np.array([w], np.int64),"
+        " p.param_vector(p.settings()), rows, np.zeros((200, 0), np.int16))\n"
+        "        sys.stdout.write(p.name + str(w) + ':' + rows.tobytes().hex() + '\\n')\n"
+    )
+    outputs = []
+    for disable in ("0", "1"):
+        env = os.environ | {"NUMBA_DISABLE_JIT": disable}
+        done = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", code],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 8
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_keeps_finished_deals_and_resume_completes_them(tmp_path, stop):
+    out = tmp_path / "r.parquet"
+    command = [
+        sys.executable,
+        "-m",
+        "cli.main",
+        "calc",
+        "-p",
+        "slow_greedy:py_greedy",
+        "-n",
+        "60000",
+    ]
+    command += ["--seed", "4", "--out", str(out), "-q"]
+    env = os.environ | {"PYTHONPATH": str(ROOT / "tests" / "plugins")}
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not list(tmp_path.glob(".r.parquet.*.tmp")) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(2.0)
+    process.send_signal(stop)
+    stderr = process.communicate(timeout=30)[1]
+    assert process.returncode == 130, stderr
+    kept = meta(out)
+    assert kept["completed"] is False and 0 < kept["n_done"] < 60000
+    assert f"interrupted: {kept['n_done']:,} of 60,000 deals kept in {out}" in stderr
+    assert rows(out).num_rows == kept["n_done"]
+    assert not list(tmp_path.glob("*.tmp"))
+
+    resumed = subprocess.run(
+        command + ["--resume"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    fresh = tmp_path / "fresh.parquet"
+    assert sim("calc", "-n", "60000", "--seed", "4", "--out", str(fresh), "-q").exit_code == 0
+    assert rows(out).drop_columns(["policy"]).equals(rows(fresh).drop_columns(["policy"]))
+    assert meta(out)["completed"] is True
+
+
+def test_resume_refuses_a_different_run_and_a_complete_file(tmp_path):
+    out = tmp_path / "r.parquet"
+    assert sim("calc", "-n", "100", "--out", str(out), "-q").exit_code == 0
+    result = sim("calc", "-n", "100", "--out", str(out), "--resume")
+    assert result.output.strip() == f"Error: {out} is already complete (100 deals)"
+    result = sim("calc", "-n", "100", "--seed", "1", "--out", str(out), "--resume")
+    assert result.output.strip() == f"Error: cannot resume {out}: its seed is 0, this run's is 1"
+    result = sim("calc", "-n", "100", "--out", str(tmp_path / "none.parquet"), "--resume")
+    assert (
+        result.output.strip()
+        == f"Error: nothing to resume: {tmp_path / 'none.parquet'} does not exist"
+    )
+
+
+def test_policies_lists_every_policy_with_its_parameters():
+    result = sim("policies", "calc")
+    assert result.exit_code == 0
+    for name in ("random", "greedy", "kings-bottom", "planner"):
+        assert f"  {name}" in result.output
+    assert "--param depth_weight=1 (float)" in result.output
