@@ -71,15 +71,39 @@ class Totals:
     outcomes: dict = field(default_factory=dict)
 
     def add(self, game, rows):
+        """Add kernel rows (int32 [deals, columns]) of game."""
         names = [c.name for c in game.columns]
-        self.deals += rows.shape[0]
-        self.wins += int(rows[:, names.index("won")].sum())
-        self.score_sum += int(rows[:, names.index("score")].sum())
+        outcomes = {}
         if "outcome" in names:
             labels = game.columns[names.index("outcome")].labels
             counts = np.bincount(rows[:, names.index("outcome")], minlength=len(labels))
-            for label, count in zip(labels, counts, strict=True):
-                self.outcomes[label] = self.outcomes.get(label, 0) + int(count)
+            outcomes = dict(zip(labels, counts.tolist(), strict=True))
+        self._add(
+            rows.shape[0],
+            rows[:, names.index("won")].sum(),
+            rows[:, names.index("score")].sum(dtype=np.int64),
+            outcomes,
+        )
+
+    def add_table(self, table):
+        """Add the rows of a result table (rows carried over by --resume)."""
+        outcomes = {}
+        if "outcome" in table.column_names:
+            values = table.column("outcome").to_pandas().value_counts()
+            outcomes = {str(k): int(v) for k, v in values.items()}
+        self._add(
+            table.num_rows,
+            table.column("won").to_numpy().sum(),
+            table.column("score").to_numpy().sum(dtype=np.int64),
+            outcomes,
+        )
+
+    def _add(self, deals, wins, score_sum, outcomes):
+        self.deals += int(deals)
+        self.wins += int(wins)
+        self.score_sum += int(score_sum)
+        for label, count in outcomes.items():
+            self.outcomes[label] = self.outcomes.get(label, 0) + count
 
     @property
     def win_interval(self):
@@ -113,10 +137,10 @@ def _differs(policy, name, value):
 def run(request, progress=None):
     """Play the requested deals and write the result file; return a RunResult.
 
-    `progress(deals)` is called as chunks finish. KeyboardInterrupt (Ctrl-C, or SIGTERM,
-    turned into one here) stops the workers; the deals finished so far are kept in a
-    valid file marked incomplete, which --resume completes. Any other error leaves the
-    output exactly as it was.
+    `progress(deals)` is called as chunks finish (first with any rows carried over by
+    --resume). KeyboardInterrupt (Ctrl-C, or SIGTERM, turned into one here) stops the
+    workers; the deals finished so far are kept in a valid file marked incomplete, which
+    --resume completes. Any other error leaves the output exactly as it was.
     """
     out = _check_output(request)
     resumed = results.read_meta(out) if request.resume else None
@@ -128,6 +152,8 @@ def run(request, progress=None):
     try:
         if resumed:
             _carry_over(out, writer, totals)
+            if progress:
+                progress(totals.deals)
         with _sigterm_as_interrupt():
             for chunk_start, rows, logs in _play(request, request.start + done_before):
                 table = results.rows_to_table(
@@ -202,10 +228,8 @@ def _carry_over(out, writer, totals):
     import pyarrow.parquet as pq
 
     results.copy_rows(out, writer)
-    table = pq.read_table(out, columns=["won", "score"])
-    totals.deals += table.num_rows
-    totals.wins += int(table["won"].to_numpy().sum())
-    totals.score_sum += int(table["score"].to_numpy().astype(np.int64).sum())
+    columns = [c for c in ("won", "score", "outcome") if c in writer.schema.names]
+    totals.add_table(pq.read_table(out, columns=columns))
 
 
 class _sigterm_as_interrupt:

@@ -10,9 +10,9 @@ import time
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 
 from cli.main import main
-from conftest import ROOT
 
 
 def sim(*args):
