@@ -260,5 +260,32 @@ def bench(games, policy_names, n, repeat, commands):
         click.echo(f"sim {args}: median wall {wall:.2f} s over {repeat} runs")
 
 
+@main.command()
+@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+def replay(log, quiet):
+    """Check every deal of a move log (JSON Lines) against the rules."""
+    from engine.referee import check_log_file
+
+    deals = bad = malformed = 0
+    for number, line, verdict in check_log_file(log):
+        if line is None:
+            malformed += 1
+            click.echo(f"line {number}: {verdict}")
+            continue
+        deals += 1
+        if not verdict.ok:
+            bad += 1
+            if not quiet:
+                where = f"{line.get('game')} seed {line.get('seed')} deal {line.get('deal')}"
+                click.echo(f"line {number} ({where}): {verdict}")
+    summary = f"checked {deals:,} deals in {log}: {deals - bad:,} valid, {bad:,} invalid"
+    if malformed:
+        summary += f", {malformed:,} malformed line{'s' if malformed > 1 else ''}"
+    click.echo(summary)
+    if bad or malformed or not deals:
+        sys.exit(1)
+
+
 if __name__ == "__main__":
     main()

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from referee_calc import check_calc_log
 
 from engine import calc, rng
 from engine.games import CALC
+from engine.referee import check_line
 from engine.runner import LOG_END
 from policies.registry import builtin_policies
 
@@ -26,8 +26,9 @@ def test_every_move_is_legal_for_an_independent_referee(policy, wastes):
     rows, logs = play_logged(policy, seed=2024, n=300, wastes=wastes)
     for deal, (row, actions) in enumerate(zip(rows, logs, strict=True)):
         line = calc.move_log(2024, deal, {"wastes": wastes}, [a for a in actions if a != LOG_END])
-        line["wastes"] = wastes
-        assert check_calc_log(line) is None, (policy.name, deal, check_calc_log(line))
+        line |= {"game": "calc", "wastes": wastes}
+        verdict = check_line(line)
+        assert verdict.ok, (policy.name, deal, str(verdict))
         assert line["score"] == row[1] and (line["outcome"] == "won") == bool(row[0])
 
 

@@ -1,0 +1,79 @@
+"""Independent referees of move logs, one per game, written from the rule book alone.
+
+They share no code with the compiled engine: each reads a move-log line (the JSON
+object of RULES.md), keeps its own piles in plain Python, and returns a Verdict: the
+first illegal move with its number and the reason in words, or a wrong claimed
+outcome or score. `sim replay` and the tests use them to check the engine and any
+other program's logs.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    move: int | None = None  # 1-based number of the first illegal move
+    reason: str = ""
+
+    def __str__(self):
+        if self.ok:
+            return "ok"
+        return f"move {self.move}: {self.reason}" if self.move else self.reason
+
+
+VALID = Verdict(True)
+
+
+class IllegalMove(Exception):
+    """Raised inside a referee: the move `number` breaks a rule, for `reason`."""
+
+    def __init__(self, number, move, reason):
+        super().__init__(f"{move}: {reason}")
+        self.number = number
+        self.move = move
+        self.reason = reason
+
+    def verdict(self):
+        return Verdict(False, self.number, f"{self.move}: {self.reason}")
+
+
+class BadLine(Exception):
+    """A line whose layout or keys are wrong before any move is played."""
+
+
+def check_line(line):
+    """The verdict on one move-log line (a dict)."""
+    from engine.referee import calc, jokers, montana
+
+    referees = {"calc": calc.check, "montana": montana.check, "jokers": jokers.check}
+    game = line.get("game")
+    if game not in referees:
+        return Verdict(False, None, f"unknown game {game!r}")
+    try:
+        return referees[game](line)
+    except IllegalMove as illegal:
+        return illegal.verdict()
+    except BadLine as bad:
+        return Verdict(False, None, str(bad))
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        return Verdict(False, None, f"malformed line: {error!r}")
+
+
+def check_log_file(path):
+    """Yield (line number, line dict or None, Verdict) for each non-blank line of a log."""
+    import json
+
+    with open(path, encoding="utf-8") as lines:
+        for number, text in enumerate(lines, 1):
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError as error:
+                yield number, None, Verdict(False, None, f"not valid JSON ({error.msg})")
+                continue
+            if not isinstance(line, dict):
+                yield number, None, Verdict(False, None, "not a JSON object")
+                continue
+            yield number, line, check_line(line)
