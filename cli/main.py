@@ -6,7 +6,9 @@ from pathlib import Path
 
 import click
 
+from cli.analysis import compare, export, report
 from cli.options import WholeNumber
+from cli.show import show
 from engine.games import GAMES
 from engine.results import ResultFileError
 from engine.runner import RunError, RunRequest, default_filename, run
@@ -286,6 +288,11 @@ def replay(log, quiet):
     if bad or malformed or not deals:
         sys.exit(1)
 
+
+main.add_command(show)
+main.add_command(compare)
+main.add_command(report)
+main.add_command(export)
 
 if __name__ == "__main__":
     main()

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit, types
 
 from engine import rng
-from engine.cards import card_name
+from engine.cards import card_name, parse_card
 
 STOCK = 0
 POS = 48
@@ -207,6 +207,14 @@ def play_nb(seed, deal, rules, policy, params, state, log):
     deal_nb(seed, deal, rules[0], state)
     stream = np.zeros(1, np.uint64)
     rng.stream_state_nb(seed, deal, rng.STREAM_POLICY, stream)
+    play_out_nb(seed, deal, rules, state, policy, params, stream, log)
+
+
+@njit(cache=True)
+def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
+    """Play a position to the end with policy (drawing on its stream).
+
+    Seed, deal and rules are unused here: games with chance events during play use them."""
     legal = np.empty(N_ACTIONS, np.int16)
     while True:
         n = legal_actions_nb(state, legal)
@@ -250,10 +258,30 @@ def action_notation(action):
     return f"w{w + 1}>f{k + 1}"
 
 
-def move_log(seed, deal, rules, actions):
-    """The move-log object of one deal (format at the end of RULES.md)."""
-    state = np.empty(STATE_SIZE, np.int16)
-    deal_nb(seed, deal, rules["wastes"], state)
+def state_from_layout(layout, rules):
+    """The starting state of a layout in move-log form: {"bases": [...], "stock": [...]}."""
+    bases = [parse_card(card) for card in layout["bases"]]
+    stock = [parse_card(card) for card in layout["stock"]]
+    if sorted(bases + stock) != list(range(52)):
+        raise ValueError("a Calculation layout holds the 52 cards once each")
+    if [rank_nb(card) for card in bases] != [1, 2, 3, 4]:
+        raise ValueError("the bases must be an A, a 2, a 3 and a 4, in that order")
+    state = np.zeros(STATE_SIZE, np.int16)
+    state[BASE : BASE + 4] = bases
+    state[STOCK : STOCK + STOCK_SIZE] = stock
+    set_start_nb(state, rules["wastes"])
+    return state
+
+
+def move_log(seed, deal, rules, actions, start=None):
+    """The move-log object of one deal (format at the end of RULES.md), from its actions.
+
+    The deal is (seed, deal), or the given start state for a layout from elsewhere."""
+    if start is None:
+        state = np.empty(STATE_SIZE, np.int16)
+        deal_nb(seed, deal, rules["wastes"], state)
+    else:
+        state = start.copy()
     for action in actions:
         apply_action_nb(state, action)
     score = int(score_nb(state))

@@ -11,9 +11,9 @@ def check(line):
     check_cards(bases + stock, DECK, "not the 52 cards once each")
     if [rank(b) for b in bases] != [1, 2, 3, 4]:
         raise BadLine("layout: the bases are not an A, a 2, a 3 and a 4 (C3)")
-    table = _Table(wastes)
+    table = Position(bases, stock, wastes)
     for number, move in enumerate(line["moves"], 1):
-        table.play(number, move, stock)
+        table.play(number, move)
     if stock:
         return Verdict(False, None, f"the log ends with {len(stock)} cards still in the stock")
     for w, pile in enumerate(table.piles):
@@ -33,17 +33,22 @@ def check(line):
     return VALID
 
 
-class _Table:
-    def __init__(self, wastes):
+class Position:
+    """Foundations (top card, count), waste piles (bottom first) and the stock left."""
+
+    def __init__(self, bases, stock, wastes):
+        self.top_cards = list(bases)
         self.tops = [1, 2, 3, 4]  # rank on top of F1..F4
         self.counts = [1, 1, 1, 1]
         self.piles = [[] for _ in range(wastes)]
+        self.stock = stock
 
     def needs(self, k):
         """The rank foundation k takes next (C2), None when complete."""
         return None if self.counts[k] == 13 else (self.tops[k] + k) % 13 + 1
 
-    def play(self, number, move, stock):
+    def play(self, number, move):
+        stock = self.stock
         source, arrow, target = move.partition(">")
         if not arrow or not target:
             raise IllegalMove(number, move, "not a move of the form s>f2, s>w3 or w3>f2")
@@ -60,6 +65,7 @@ class _Table:
                 reason = "it is complete" if wanted is None else f"it needs {_rank_name(wanted)}"
                 raise IllegalMove(number, move, f"{card} does not fit F{k + 1}: {reason} (C2)")
             self.tops[k], self.counts[k] = rank(card), self.counts[k] + 1
+            self.top_cards[k] = card
             if source != "s":
                 self.piles[int(source[1:]) - 1].pop()
         elif target[0] == "w":

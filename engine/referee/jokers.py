@@ -20,7 +20,7 @@ def check(line):
         [c for c in DECK if rank(c) != 1],
         "not the 48 cards without aces (J1)",
     )
-    table = _Table(columns)
+    table = Position(columns)
     for number, move in enumerate(line["moves"], 1):
         if number > cap:
             raise IllegalMove(number, move, f"the move cap of {cap} was already reached (J9)")
@@ -45,7 +45,9 @@ def check(line):
     return VALID
 
 
-class _Table:
+class Position:
+    """Columns (covered card first), the joker reserve and the foundations by suit."""
+
     def __init__(self, columns):
         self.columns = columns
         self.reserve = 0

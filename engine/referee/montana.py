@@ -14,27 +14,40 @@ def parse_grid(text):
     return rows
 
 
-def check(line):
-    redeals_allowed = line.get("redeals", 2)
-    cap = line.get("max_moves", 5000)
-    grid = parse_grid(line["layout"]["grid"])
-    _check_grid_cards(grid, "layout")
-    redeals = card_moves = 0
-    for number, move in enumerate(line["moves"], 1):
-        if card_moves >= cap:
-            raise IllegalMove(number, move, f"the move cap of {cap} was already reached (M7)")
+class Position:
+    """The grid (rows of cells, `..` for a gap), redeals and card moves so far."""
+
+    def __init__(self, grid_text, redeals_allowed=2, cap=5000):
+        self.grid = parse_grid(grid_text)
+        _check_grid_cards(self.grid, "layout")
+        self.redeals_allowed, self.cap = redeals_allowed, cap
+        self.redeals = self.card_moves = 0
+
+    def play(self, number, move):
+        if self.card_moves >= self.cap:
+            raise IllegalMove(number, move, f"the move cap of {self.cap} was already reached (M7)")
         if move.startswith("redeal:"):
-            if redeals >= redeals_allowed:
-                raise IllegalMove(number, move, f"only {redeals_allowed} redeals are allowed (M5)")
-            if legal_moves(grid):
+            if self.redeals >= self.redeals_allowed:
+                allowed = self.redeals_allowed
+                raise IllegalMove(number, move, f"only {allowed} redeals are allowed (M5)")
+            if legal_moves(self.grid):
                 raise IllegalMove(
                     number, move, "a redeal is allowed only when no move is possible (M5)"
                 )
-            grid = _check_redeal(number, move, grid)
-            redeals += 1
+            self.grid = _check_redeal(number, move, self.grid)
+            self.redeals += 1
         else:
-            _play(number, move, grid)
-            card_moves += 1
+            _play(number, move, self.grid)
+            self.card_moves += 1
+
+
+def check(line):
+    redeals_allowed = line.get("redeals", 2)
+    cap = line.get("max_moves", 5000)
+    position = Position(line["layout"]["grid"], redeals_allowed, cap)
+    for number, move in enumerate(line["moves"], 1):
+        position.play(number, move)
+    grid, redeals, card_moves = position.grid, position.redeals, position.card_moves
     won = is_won(grid)
     if won:
         outcome = "won"

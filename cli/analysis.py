@@ -1,0 +1,133 @@
+"""`sim compare`, `sim report`, `sim export`: thin commands over engine.analysis."""
+
+from functools import wraps
+from pathlib import Path
+
+import click
+
+from engine.analysis import AnalysisError
+
+FILES = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+OVERWRITE = click.option("--overwrite", is_flag=True, help="Replace an existing output.")
+
+
+def _one_line_errors(command):
+    @wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except AnalysisError as error:
+            raise click.ClickException(str(error)) from None
+
+    return wrapper
+
+
+@click.command()
+@FILES
+@click.option(
+    "--baseline",
+    metavar="NAME",
+    help="Pair every other run with this policy (or run label) on the deals both played.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "parquet", "json", "markdown"]),
+    help="Output format (default: from the --out suffix, else table).",
+)
+@click.option("--out", type=click.Path(path_type=Path), help="Write here instead of printing.")
+@OVERWRITE
+@_one_line_errors
+def compare(paths, baseline, fmt, out, overwrite):
+    """Compare runs: win rate, score and moves per (policy, rules, parameters).
+
+    PATHS are result files, or folders whose *.parquet files are all read; files of one
+    run are pooled, a deal counted once. Win rates get 95% Wilson intervals, mean scores
+    95% normal intervals. With --baseline, each other run is paired with it on the deals
+    both played (joined on seed and deal): both won / run only / baseline only / neither,
+    the difference of win rates with the Newcombe hybrid score 95% interval for paired
+    proportions, and the exact McNemar p-value (two-sided binomial test on the deals only
+    one of the two won). Runs of different rules are never paired.
+    """
+    from engine.analysis import formats
+    from engine.analysis.compare import comparison, find_baseline
+    from engine.analysis.inputs import load_runs
+    from engine.analysis.output import check_writable, write_atomically, write_text
+
+    fmt = formats.format_for(out, fmt)
+    if fmt == "parquet" and out is None:
+        raise click.ClickException("--format parquet needs --out FILE")
+    if out is not None:
+        check_writable(out, overwrite)
+    runs = load_runs(paths)
+    _warn_incomplete(runs)
+    table = comparison(runs, find_baseline(runs, baseline) if baseline else None)
+    if fmt == "parquet":
+        write_atomically(out, lambda tmp: formats.write_parquet(table, tmp))
+    elif out is not None:
+        write_text(out, formats.render(table, fmt))
+    else:
+        click.echo(formats.render(table, fmt), nl=False)
+    if out is not None:
+        click.echo(f"written     {out}", err=True)
+
+
+@click.command()
+@FILES
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+    help="report.html: one self-contained page; report.md: Markdown, plots in a folder beside.",
+)
+@click.option("--baseline", metavar="NAME", help="Pair runs with this one (default: the first).")
+@OVERWRITE
+@_one_line_errors
+def report(paths, out, baseline, overwrite):
+    """Write a report of runs: win rates, score distributions, paired wins and losses.
+
+    An .html output is a single page with the plots embedded; an .md output writes the
+    plots as PNG files in a folder named after the report (report.md -> report/).
+    """
+    from engine.analysis import report as reports
+    from engine.analysis.inputs import load_runs
+
+    writer = reports.writer_for(out)
+    reports.check_outputs(out, overwrite)
+    runs = load_runs(paths)
+    _warn_incomplete(runs)
+    written = writer(runs, out, baseline)
+    click.echo(f"written     {written}", err=True)
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--to", "target", type=click.Choice(["csv", "parquet"]), required=True)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Output file (default: PATH with the new suffix). A CSV gets its description in OUT.json.",
+)
+@OVERWRITE
+@_one_line_errors
+def export(path, target, out, overwrite):
+    """Convert a result file to CSV or Parquet, keeping the run's description."""
+    from engine.analysis.export import export as convert
+
+    if not path.is_file():
+        raise AnalysisError(f"{path}: no such file")
+    for written in convert(path, target, out, overwrite):
+        click.echo(f"written     {written}", err=True)
+
+
+def _warn_incomplete(runs):
+    for run in runs:
+        for path, meta in zip(run.files, run.metas, strict=True):
+            if meta.get("completed") is False:
+                done, planned = meta.get("n_done"), meta.get("n")
+                click.echo(
+                    f"note: {path} is incomplete ({done} of {planned} deals); "
+                    "its deals are included",
+                    err=True,
+                )

@@ -1,0 +1,118 @@
+"""`sim show GAME`: one deal drawn as dealt, then move by move, then its outcome."""
+
+import contextlib
+import json
+from pathlib import Path
+
+import click
+
+from cli.options import WholeNumber
+from cli.render import POSITIONS
+from engine.games import GAMES
+from engine.one_deal import play_one
+from engine.referee import IllegalMove
+from policies.registry import PolicyError, resolve
+
+
+@click.group()
+def show():
+    """Look at one deal: the layout, each move with the position redrawn, the outcome."""
+
+
+def _show_command(game):
+    def command(**options):
+        _show(game, options)
+
+    command.__doc__ = f"Show one {game.title} deal played by a policy."
+    for rule in reversed(game.rules):
+        command = click.option(
+            f"--{rule.name.replace('_', '-')}",
+            rule.name,
+            type=click.IntRange(rule.low, rule.high),
+            default=rule.default,
+            show_default=True,
+            help=rule.help,
+        )(command)
+    for decorator in reversed(_SHOW_OPTIONS):
+        command = decorator(command)
+    return show.command(name=game.name)(command)
+
+
+_SHOW_OPTIONS = (
+    click.option("--seed", type=WholeNumber(0), default=0, show_default=True),
+    click.option("--deal", type=WholeNumber(0), default=0, show_default=True, help="Deal index."),
+    click.option("--policy", "-p", default="greedy", show_default=True),
+    click.option("--param", "params", multiple=True, metavar="K=V"),
+    click.option(
+        "--layout",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Play this layout (JSON, as in a move log) instead of a seeded deal.",
+    ),
+    click.option("--step", is_flag=True, help="Wait for Enter after each move."),
+    click.option("--final", is_flag=True, help="Show only the end of the deal."),
+    click.option("--no-color", is_flag=True, help="Plain text, no colour."),
+)
+
+
+def _show(game, options):
+    rules = {rule.name: options[rule.name] for rule in game.rules}
+    try:
+        policy = resolve(game.name, options["policy"])
+        params = policy.settings(options["params"])
+        layout = _read_layout(options["layout"]) if options["layout"] else None
+        line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
+    except (PolicyError, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+    except KeyError as error:
+        raise click.ClickException(f"the layout has no {error.args[0]!r}") from None
+    color = False if options["no_color"] else None
+    source = f"layout {options['layout'].name}" if options["layout"] else None
+    for block in show_blocks(line, final=options["final"], source=source):
+        click.echo(block, color=color)
+        if options["step"] and block.startswith("\n"):
+            _wait()
+
+
+def show_blocks(line, final=False, source=None):
+    """The text of `sim show` for a move-log line, in blocks: the header, the deal, each
+    move with the position after it (these blocks start with a blank line), the outcome."""
+    make, draw = POSITIONS[line["game"]]
+    rules = " ".join(f"{k}={v}" for k, v in line.items() if k in ("wastes", "redeals", "max_moves"))
+    where = source or f"seed {line['seed']} · deal {line['deal']}"
+    yield f"{line['game']} · {where} · policy {line['policy']}" + (f" · {rules}" if rules else "")
+    position = make(line)
+    if not final:
+        yield "dealt:\n" + draw(position)
+    for number, move in enumerate(line["moves"], 1):
+        try:
+            position.play(number, move)
+        except IllegalMove as illegal:
+            raise click.ClickException(
+                f"move {number} {move} is illegal: {illegal.reason}"
+            ) from None
+        if not final:
+            yield f"\n{number}. {_short(move)}\n" + draw(position)
+    if final:
+        yield f"after {len(line['moves'])} moves:\n" + draw(position)
+    yield f"\noutcome: {line['outcome']} · score {line['score']} · {len(line['moves'])} moves"
+
+
+def _short(move):
+    return "redeal" if move.startswith("redeal:") else move
+
+
+def _read_layout(path):
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error.msg})") from None
+    return data.get("layout", data) if isinstance(data, dict) else data
+
+
+def _wait():
+    with contextlib.suppress(EOFError):  # not interactive: carry on
+        input()
+
+
+for _game in GAMES.values():
+    _show_command(_game)

@@ -1,0 +1,145 @@
+"""`sim show` draws one deal; `sim replay` checks move logs with an independent referee."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from conftest import ROOT
+
+from cli.main import main
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def sim(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_show_calc_matches_the_golden_text():
+    result = sim("show", "calc", "--seed", "0", "--deal", "3", "--no-color")
+    assert result.exit_code == 0
+    assert result.output == (GOLDEN / "show_calc_seed0_deal3.txt").read_text()
+
+
+def test_show_is_the_deal_of_the_result_row(tmp_path):
+    out, log = tmp_path / "r.parquet", tmp_path / "m.jsonl"
+    assert (
+        sim(
+            "calc", "-n", "8", "--seed", "5", "--out", str(out), "--log-moves", str(log), "-q"
+        ).exit_code
+        == 0
+    )
+    line = json.loads(log.read_text().splitlines()[6])
+    shown = sim("show", "calc", "--seed", "5", "--deal", "6", "--final", "--no-color").output
+    assert (
+        f"outcome: {line['outcome']} · score {line['score']} · {len(line['moves'])} moves" in shown
+    )
+
+
+def test_show_final_gives_only_the_end():
+    full = sim("show", "calc", "--deal", "3", "--no-color").output
+    final = sim("show", "calc", "--deal", "3", "--final", "--no-color").output
+    assert "dealt:" in full and "dealt:" not in final
+    assert full.splitlines()[-1] == final.splitlines()[-1]
+    assert len(final.splitlines()) < 12
+
+
+def test_show_colours_red_suits_unless_told_not_to():
+    coloured = CliRunner().invoke(main, ["show", "calc", "--final"], color=True).output
+    plain = CliRunner().invoke(main, ["show", "calc", "--final", "--no-color"], color=True).output
+    assert "\x1b[31m" in coloured and "\x1b[" not in plain
+    assert "♥" in plain or "♦" in plain
+
+
+def test_show_plays_a_layout_given_by_the_user(tmp_path):
+    log = tmp_path / "m.jsonl"
+    sim("calc", "-n", "4", "--out", str(tmp_path / "r.parquet"), "--log-moves", str(log), "-q")
+    line = json.loads(log.read_text().splitlines()[3])
+    layout = tmp_path / "layout.json"
+    layout.write_text(json.dumps(line["layout"]))
+    shown = sim("show", "calc", "--layout", str(layout), "--final", "--no-color").output
+    assert shown.startswith("calc · layout layout.json · policy greedy")
+    assert f"score {line['score']} · {len(line['moves'])} moves" in shown
+
+
+def test_show_refuses_a_bad_layout_in_one_line(tmp_path):
+    layout = tmp_path / "layout.json"
+    layout.write_text(json.dumps({"bases": ["AC", "2C", "3C", "4C"], "stock": ["5C"] * 48}))
+    result = sim("show", "calc", "--layout", str(layout))
+    assert result.exit_code == 1
+    assert result.output.strip() == "Error: a Calculation layout holds the 52 cards once each"
+
+
+@pytest.fixture(scope="module")
+def calc_log(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("logs")
+    log = folder / "calc.jsonl"
+    args = ["calc", "-n", "30", "--out", str(folder / "r.parquet"), "--log-moves", str(log), "-q"]
+    assert sim(*args).exit_code == 0
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def replay(tmp_path, lines):
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join((t if isinstance(t, str) else json.dumps(t)) + "\n" for t in lines))
+    return sim("replay", str(log)), log
+
+
+def test_replay_accepts_the_simulators_own_logs(tmp_path, calc_log):
+    result, log = replay(tmp_path, calc_log)
+    assert result.exit_code == 0
+    assert result.output.strip() == f"checked 30 deals in {log}: 30 valid, 0 invalid"
+
+
+def first_index(moves, prefix):
+    return next(i for i, m in enumerate(moves) if m.startswith(prefix))
+
+
+def corrupt_calc(line, how):
+    line = json.loads(json.dumps(line))
+    moves = line["moves"]
+    if how == "swapped":  # a foundation move played one turn before its card comes up
+        i = first_index(moves, "s>f")
+        moves[i - 1], moves[i] = moves[i], moves[i - 1]
+    elif how == "target":
+        moves[0] = "s>w9"
+    elif how == "outcome":
+        line["outcome"], line["score"] = "won", 52
+    elif how == "duplicate":
+        line["layout"]["stock"][1] = line["layout"]["stock"][0]
+    return line
+
+
+@pytest.mark.parametrize(
+    "how, reason",
+    [
+        ("swapped", "does not fit F"),
+        ("target", "move 1: s>w9: there is no waste pile 9"),
+        ("outcome", "claims won 52, the moves give lost"),
+        ("duplicate", "layout: "),
+    ],
+)
+def test_replay_rejects_a_corrupted_calc_log_with_the_reason(tmp_path, calc_log, how, reason):
+    good = calc_log[0]
+    result, log = replay(tmp_path, [good, corrupt_calc(good, how)])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0].startswith("line 2 (calc seed 0 deal 0): ") and reason in lines[0]
+    assert lines[-1] == f"checked 2 deals in {log}: 1 valid, 1 invalid"
+
+
+def test_replay_reports_a_malformed_line_by_number(tmp_path, calc_log):
+    result, log = replay(tmp_path, [calc_log[0], '{"game": "calc", oops'])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0] == (
+        "line 2: not valid JSON (Expecting property name enclosed in double quotes)"
+    )
+    assert result.output.splitlines()[-1].endswith("1 valid, 0 invalid, 1 malformed line")
+
+
+def test_replay_of_a_missing_file_is_one_line(tmp_path):
+    result = sim("replay", str(tmp_path / "none.jsonl"))
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"Error: Invalid value for 'LOG': File '{tmp_path / 'none.jsonl'}' does not exist."
+    )
