@@ -7,7 +7,9 @@ import click
 
 from engine.analysis import AnalysisError
 
-FILES = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+FILES = click.argument(
+    "paths", nargs=-1, required=True, metavar="PATH...", type=click.Path(path_type=Path)
+)
 OVERWRITE = click.option("--overwrite", is_flag=True, help="Replace an existing output.")
 
 
@@ -35,18 +37,25 @@ def _one_line_errors(command):
     type=click.Choice(["table", "csv", "parquet", "json", "markdown"]),
     help="Output format (default: from the --out suffix, else table).",
 )
-@click.option("--out", type=click.Path(path_type=Path), help="Write here instead of printing.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Write here instead of printing (.csv .parquet .json .md pick the format).",
+)
 @OVERWRITE
 @_one_line_errors
 def compare(paths, baseline, fmt, out, overwrite):
     """Compare runs: win rate, score and moves per (policy, rules, parameters).
 
-    PATHS are result files, or folders whose *.parquet files are all read; files of one
-    run are pooled, a deal counted once. Win rates get 95% Wilson intervals, mean scores
-    95% normal intervals. With --baseline, each other run is paired with it on the deals
-    both played (joined on seed and deal): both won / run only / baseline only / neither,
-    the difference of win rates with the Newcombe hybrid score 95% interval for paired
-    proportions, and the exact McNemar p-value (two-sided binomial test on the deals only
+    PATH... are result files, or folders whose *.parquet files are all read; files of
+    one run are pooled, a deal counted once. Win rates get 95% Wilson intervals, mean
+    scores 95% normal intervals. A deal whose outcome is unknown (a solver gave up) is
+    neither won nor lost: the win rate is over decided deals, the unknown share apart.
+
+    With --baseline, each other run is paired with it on the deals both played (joined
+    on seed and deal): both won / run only / baseline only / neither, the difference of
+    win rates with Newcombe's hybrid score 95% interval for paired proportions (method
+    10, 1998), and the exact McNemar p-value (two-sided binomial test on the deals only
     one of the two won). Runs of different rules are never paired.
     """
     from engine.analysis import formats
@@ -103,7 +112,9 @@ def report(paths, out, baseline, overwrite):
 
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--to", "target", type=click.Choice(["csv", "parquet"]), required=True)
+@click.option(
+    "--to", "target", type=click.Choice(["csv", "parquet"]), required=True, help="Target format."
+)
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
@@ -115,7 +126,9 @@ def export(path, target, out, overwrite):
     """Convert a result file to CSV or Parquet, keeping the run's description."""
     from engine.analysis.export import export as convert
 
-    if not path.is_file():
+    if path.is_dir():
+        raise AnalysisError(f"{path} is a folder; export converts one result file")
+    if not path.exists():
         raise AnalysisError(f"{path}: no such file")
     for written in convert(path, target, out, overwrite):
         click.echo(f"written     {written}", err=True)

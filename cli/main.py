@@ -112,6 +112,11 @@ _RUN_OPTIONS = (
         help="Also write each deal's move log (JSON Lines).",
     ),
     click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
+    click.option(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Run on a Dask cluster: tcp://HOST:PORT, or 'local' for a LocalCluster here.",
+    ),
 )
 
 
@@ -139,6 +144,7 @@ def _run_game(game, options):
         overwrite=options["overwrite"],
         resume=options["resume"],
         log_moves=options["log_moves"],
+        scheduler=options["scheduler"],
     )
     bar = _ProgressBar(request.n, options["quiet"])
     try:

@@ -202,9 +202,15 @@ def write_result_nb(state, row):
 
 
 @njit(cache=True)
+def start_nb(seed, deal, rules, state):
+    """Deal (seed, deal) under the rule options into state."""
+    deal_nb(seed, deal, rules[0], state)
+
+
+@njit(cache=True)
 def play_nb(seed, deal, rules, policy, params, state, log):
     """Deal (seed, deal) and play it out with policy; log actions where log has room."""
-    deal_nb(seed, deal, rules[0], state)
+    start_nb(seed, deal, rules, state)
     stream = np.zeros(1, np.uint64)
     rng.stream_state_nb(seed, deal, rng.STREAM_POLICY, stream)
     play_out_nb(seed, deal, rules, state, policy, params, stream, log)
@@ -273,7 +279,7 @@ def state_from_layout(layout, rules):
     return state
 
 
-def move_log(seed, deal, rules, actions, start=None):
+def move_log(seed, deal, rules, actions, start=None, layout=None):
     """The move-log object of one deal (format at the end of RULES.md), from its actions.
 
     The deal is (seed, deal), or the given start state for a layout from elsewhere."""

@@ -1,6 +1,6 @@
 """The games the simulator plays, by command name."""
 
-from engine import calc
+from engine import calc, jokers
 from engine.game import Column, Game, RuleOption
 
 CALC = Game(
@@ -23,4 +23,29 @@ CALC = Game(
     move_log=calc.move_log,
 )
 
-GAMES = {game.name: game for game in (CALC,)}
+JOKERS = Game(
+    name="jokers",
+    title="Jokers",
+    module=jokers,
+    rules=(
+        RuleOption(
+            "max_moves",
+            jokers.DEFAULT_MAX_MOVES,
+            1,
+            1_000_000,
+            "move cap: a deal still going after this many moves ends as capped (J9)",
+        ),
+    ),
+    columns=(
+        Column("outcome", "int8", "how the deal ended", labels=jokers.OUTCOMES),
+        Column("won", "bool", "all 52 cards reached the foundations"),
+        Column("score", "int8", "cards on the foundations, 4..52"),
+        Column("moves", "int32", "cards moved"),
+        Column("jokers_used", "int16", "jokers placed from the reserve (J7)"),
+        Column("nodes", "int32", "positions a solver searched; 0 for heuristics"),
+    ),
+    max_log=lambda rules: rules["max_moves"],
+    move_log=jokers.move_log,
+)
+
+GAMES = {game.name: game for game in (CALC, JOKERS)}

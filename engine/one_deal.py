@@ -1,9 +1,11 @@
 """Play one deal, seeded or laid out by the user, and return its move-log line."""
 
+from functools import partial
+
 import numpy as np
 
 from engine import rng
-from engine.runner import LOG_END
+from engine.runner import LOG_END, outcome_label, play_chunk_python
 
 
 def play_one(game, policy, params, rules, seed, deal, layout=None):
@@ -21,19 +23,27 @@ def play_one(game, policy, params, rules, seed, deal, layout=None):
     header |= game.nondefault_rules(rules)
     if layout is None:
         rows = np.zeros((1, len(game.columns)), np.int32)
-        if policy.compiled:
-            module.play_chunk_nb(policy.choose, seed, deal, rules_vector, param_vector, rows, log)
-        else:
-            state = np.zeros(module.STATE_SIZE, np.int16)
-            play = getattr(module.play_nb, "py_func", module.play_nb)
-            play(seed, deal, rules_vector, policy.choose, param_vector, state, log[0])
-        return header | game.move_log(seed, deal, rules, _actions(log[0]))
+        kernel = module.play_chunk_nb if policy.compiled else partial(play_chunk_python, module)
+        kernel(policy.choose, seed, deal, rules_vector, param_vector, rows, log)
+        return (
+            header
+            | game.move_log(seed, deal, rules, _actions(log[0]))
+            | outcome_label(game, rows[0])
+        )
     start = module.state_from_layout(layout, rules)
     state = start.copy()
     stream = rng.new_stream(seed, deal, rng.STREAM_POLICY)
     play_out = getattr(module.play_out_nb, "py_func", module.play_out_nb)
     play_out(seed, deal, rules_vector, state, policy.choose, param_vector, stream, log[0])
-    return header | module.move_log(seed, deal, rules, _actions(log[0]), start=start)
+    line = module.move_log(seed, deal, rules, _actions(log[0]), start=start, layout=layout)
+    return header | line | _outcome_from_row(game, state)
+
+
+def _outcome_from_row(game, state):
+    """The outcome the result row records: a solver's `unknown` is not in its moves."""
+    row = np.zeros(len(game.columns), np.int32)
+    game.module.write_result_nb(state, row)
+    return outcome_label(game, row)
 
 
 def _actions(log):

@@ -12,14 +12,16 @@ import json
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from engine import results
+from engine import results, rng
 from engine.stats import wilson_interval
 
 LOG_END = np.iinfo(np.int16).min  # fills the unused tail of a deal's action log
@@ -47,6 +49,7 @@ class RunRequest:
     overwrite: bool = False
     resume: bool = False
     log_moves: Path | None = None
+    scheduler: str | None = None  # a Dask scheduler address, or "local"
 
     def description(self):
         return {
@@ -161,7 +164,7 @@ def run(request, progress=None):
                 )
                 writer.write(table)
                 totals.add(request.game, rows)
-                log.write(chunk_start, logs)
+                log.write(chunk_start, rows, logs)
                 if progress:
                     progress(rows.shape[0])
     except KeyboardInterrupt:
@@ -177,11 +180,17 @@ def run(request, progress=None):
         "completed": writer.rows == request.n,
         "started_at": started.isoformat(timespec="seconds"),
         "wall_time": round(wall + (resumed["wall_time"] if resumed else 0), 3),
-        "executor": f"local, {request.workers} worker(s)",
+        "executor": _executor(request),
     }
     writer.close(meta)
     log.close()
     return RunResult(out, totals, writer.rows == request.n, wall, writer.rows - done_before)
+
+
+def _executor(request):
+    if request.scheduler:
+        return f"dask {request.scheduler}"
+    return f"local, {request.workers} worker(s)"
 
 
 def _version():
@@ -236,10 +245,13 @@ class _sigterm_as_interrupt:
     """Within the block, SIGTERM stops the run the way Ctrl-C does."""
 
     def __enter__(self):
-        self._old = signal.signal(signal.SIGTERM, _raise_interrupt)
+        self._main = threading.current_thread() is threading.main_thread()
+        if self._main:  # only the main thread may set handlers
+            self._old = signal.signal(signal.SIGTERM, _raise_interrupt)
 
     def __exit__(self, *exc):
-        signal.signal(signal.SIGTERM, self._old)
+        if self._main:
+            signal.signal(signal.SIGTERM, self._old)
 
 
 def _raise_interrupt(signum, frame):
@@ -248,77 +260,103 @@ def _raise_interrupt(signum, frame):
 
 # --- playing chunks -------------------------------------------------------------
 
-_JOB = {}  # what a worker plays: set in the parent before the fork
+
+def job_spec(request):
+    """What a worker needs to play chunks of this run: small, picklable, by name."""
+    return {
+        "game": request.game.name,
+        "policy": request.policy_spec,
+        "params": request.params,
+        "rules": request.rules,
+        "seed": request.seed,
+        "log": request.log_moves is not None,
+    }
 
 
-def _set_job(request):
-    game = request.game
-    _JOB.update(
-        module=game.module,
-        columns=len(game.columns),
-        choose=request.policy.choose,
-        compiled=request.policy.compiled,
-        seed=request.seed,
-        rules=game.rules_vector(request.rules),
-        params=request.policy.param_vector(request.params),
-        log_width=game.max_log(request.rules) if request.log_moves else 0,
-    )
+_JOBS = {}  # resolved jobs of this process, by spec
 
 
-def play_chunk(chunk):
-    """Rows (and action logs) of deals chunk[0] .. chunk[0] + chunk[1] - 1."""
+def resolve_job(spec):
+    key = json.dumps(spec, sort_keys=True)
+    if key not in _JOBS:
+        from engine.games import GAMES
+        from policies.registry import resolve
+
+        game = GAMES[spec["game"]]
+        policy = resolve(game.name, spec["policy"])
+        _JOBS[key] = {
+            "module": game.module,
+            "columns": len(game.columns),
+            "choose": policy.choose,
+            "compiled": policy.compiled,
+            "seed": spec["seed"],
+            "rules": game.rules_vector(spec["rules"]),
+            "params": policy.param_vector(spec["params"]),
+            "log_width": game.max_log(spec["rules"]) if spec["log"] else 0,
+        }
+    return _JOBS[key]
+
+
+def play_chunk(spec, chunk):
+    """(start, rows, logs) of deals chunk[0] .. chunk[0] + chunk[1] - 1 of the job spec."""
+    job = resolve_job(spec)
     start, count = chunk
-    job = _JOB
     rows = np.zeros((count, job["columns"]), np.int32)
     logs = np.full((count, job["log_width"]), LOG_END, np.int16)
-    if job["compiled"]:
-        job["module"].play_chunk_nb(
-            job["choose"], job["seed"], start, job["rules"], job["params"], rows, logs
-        )
-    else:
-        _play_chunk_python(job, start, rows, logs)
+    module = job["module"]
+    kernel = module.play_chunk_nb if job["compiled"] else partial(play_chunk_python, module)
+    kernel(job["choose"], job["seed"], start, job["rules"], job["params"], rows, logs)
     return start, rows, logs
 
 
-def _play_chunk_python(job, start, rows, logs):
-    module = job["module"]
-    play = getattr(module.play_nb, "py_func", module.play_nb)
+def play_chunk_python(module, choose, seed, start, rules, params, rows, logs):
+    """The interpreted twin of module.play_chunk_nb, for a policy that is not compiled."""
+    play_out = getattr(module.play_out_nb, "py_func", module.play_out_nb)
     state = np.zeros(module.STATE_SIZE, np.int16)
+    stream = np.zeros(1, np.uint64)
     for i in range(rows.shape[0]):
-        play(job["seed"], start + i, job["rules"], job["choose"], job["params"], state, logs[i])
+        module.start_nb(seed, start + i, rules, state)
+        rng.stream_state_nb(seed, start + i, rng.STREAM_POLICY, stream)
+        play_out(seed, start + i, rules, state, choose, params, stream, logs[i])
         module.write_result_nb(state, rows[i])
 
 
 def _play(request, first):
     """Yield (chunk start, rows, logs) in deal order, deals first .. start + n - 1."""
-    _set_job(request)
+    spec = job_spec(request)
     end = request.start + request.n
     if first >= end:
         return
     probe = min(PROBE_DEALS, end - first)
-    play_chunk((first, 1))  # compiles or loads the kernel before timing or forking
+    play_chunk(spec, (first, 1))  # compiles or loads the kernel before timing or forking
     clock = time.perf_counter()
-    yield play_chunk((first, probe))
+    yield play_chunk(spec, (first, probe))
     per_deal = max((time.perf_counter() - clock) / probe, 1e-7)
+    if request.scheduler:
+        from engine import cluster
+
+        chunks = _chunks(first + probe, end, per_deal, request.workers, cluster.CHUNK_SECONDS)
+        yield from cluster.play(spec, chunks, request.scheduler, request.workers)
+        return
     chunks = _chunks(first + probe, end, per_deal, request.workers)
     if request.workers <= 1 or len(chunks) <= 1:
         for chunk in chunks:
-            yield play_chunk(chunk)
+            yield play_chunk(spec, chunk)
         return
-    yield from _play_in_workers(chunks, request.workers)
+    yield from _play_in_workers(spec, chunks, request.workers)
 
 
-def _chunks(first, end, per_deal, workers):
-    size = int(min(MAX_CHUNK, max(1, CHUNK_SECONDS / per_deal)))
+def _chunks(first, end, per_deal, workers, seconds=CHUNK_SECONDS):
+    size = int(min(MAX_CHUNK, max(1, seconds / per_deal)))
     size = max(1, min(size, -(-(end - first) // (workers * 4))))
     return [(s, min(size, end - s)) for s in range(first, end, size)]
 
 
-def _play_in_workers(chunks, workers):
+def _play_in_workers(spec, chunks, workers):
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     pool = context.Pool(workers, initializer=_worker_init)
     try:
-        yield from pool.imap(play_chunk, chunks)
+        yield from pool.imap(partial(play_chunk, spec), chunks)
         pool.close()
     except BaseException:
         pool.terminate()
@@ -334,6 +372,17 @@ def _worker_init():
 
 
 # --- move logs ---------------------------------------------------------------------
+
+
+def outcome_label(game, row):
+    """{"outcome": label} from a result row where the game records one, else {}.
+
+    A solver's `unknown` (or a resignation) shows in its row, not in its moves."""
+    names = [c.name for c in game.columns]
+    if "outcome" not in names:
+        return {}
+    column = names.index("outcome")
+    return {"outcome": game.columns[column].labels[row[column]]}
 
 
 class _MoveLog:
@@ -353,7 +402,7 @@ class _MoveLog:
                 for _, line in zip(range(keep_lines), old, strict=False):
                     self.file.write(line)
 
-    def write(self, start, logs):
+    def write(self, start, rows, logs):
         if self.path is None:
             return
         request, game = self.request, self.request.game
@@ -363,6 +412,7 @@ class _MoveLog:
             played = [int(a) for a in actions if a != LOG_END]
             line = header | {"deal": start + i, "policy": request.policy.name} | rules
             line |= game.move_log(request.seed, start + i, request.rules, played)
+            line |= outcome_label(game, rows[i])
             self.file.write(json.dumps(line) + "\n")
 
     def close(self):

@@ -110,7 +110,7 @@ def policy(game, name=None, params=()):
     return wrap
 
 
-_BUILTIN_MODULES = ("policies.calc", "policies.montana", "policies.jokers")
+_BUILTIN_MODULES = ("policies.calc", "policies.calc_strong", "policies.montana", "policies.jokers")
 
 
 def builtin_policies(game=None):

@@ -6,6 +6,7 @@ from calc_helpers import position
 
 from engine import calc, rng
 from engine.games import CALC
+from engine.runner import play_chunk_python
 from policies.calc import steps_until_needed_nb
 from policies.registry import resolve
 
@@ -30,18 +31,17 @@ def decisions(name, deals=60):
         seen.append((state.copy(), [int(a) for a in legal[:n]], int(legal[index])))
         return index
 
-    state = np.zeros(calc.STATE_SIZE, np.int16)
-    params = policy.param_vector(policy.settings())
-    for deal in range(deals):
-        calc.play_nb.py_func(
-            3,
-            deal,
-            CALC.rules_vector({"wastes": 4}),
-            watching,
-            params,
-            state,
-            np.zeros(0, np.int16),
-        )
+    rows = np.zeros((deals, len(calc.COLUMNS)), np.int32)
+    play_chunk_python(
+        calc,
+        watching,
+        3,
+        0,
+        CALC.rules_vector({"wastes": 4}),
+        policy.param_vector(policy.settings()),
+        rows,
+        np.zeros((deals, 0), np.int16),
+    )
     return seen
 
 

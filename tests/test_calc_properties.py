@@ -6,7 +6,7 @@ import pytest
 from engine import calc, rng
 from engine.games import CALC
 from engine.referee import check_line
-from engine.runner import LOG_END
+from engine.runner import LOG_END, play_chunk_python
 from policies.registry import builtin_policies
 
 POLICIES = builtin_policies("calc")
@@ -50,12 +50,11 @@ def test_cards_are_conserved_and_every_deal_ends(policy):
         return choose(state, legal, n_legal, params, stream)
 
     params = policy.param_vector(policy.settings())
-    state = np.zeros(calc.STATE_SIZE, np.int16)
     rules = CALC.rules_vector(CALC.default_rules())
-    for deal in range(40):
-        calc.play_nb.py_func(7, deal, rules, watching, params, state, np.zeros(0, np.int16))
-        assert state[calc.POS] == 48 and state[calc.MOVES] <= calc.MAX_MOVES
+    rows = np.zeros((40, len(calc.COLUMNS)), np.int32)
+    play_chunk_python(calc, watching, 7, 0, rules, params, rows, np.zeros((40, 0), np.int16))
     assert checked
+    assert (rows[:, 2] >= 48).all() and (rows[:, 2] <= calc.MAX_MOVES).all()  # all 48 turned
 
 
 def test_score_is_the_count_of_foundation_cards_and_wins_are_52():

@@ -1,0 +1,349 @@
+"""Reports of runs: one self-contained HTML page, or Markdown with its plots beside it.
+
+The plots are drawn with matplotlib's object API on the Agg canvas under a fixed style
+(matplotlib's defaults, whatever the user's matplotlibrc says), and saved without the
+software stamp, so the same inputs give byte-identical images and pages.
+"""
+
+import base64
+import html
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+from matplotlib import style
+from matplotlib.figure import Figure
+
+from engine.analysis import formats
+from engine.analysis.compare import check_pairable, comparison, find_baseline
+from engine.analysis.inputs import AnalysisError, describe
+from engine.analysis.intervals import mean_interval
+from engine.analysis.output import check_writable, write_atomically
+from engine.games import GAMES
+
+STYLE = {
+    "figure.figsize": (8.0, 4.5),
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "font.size": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.35,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.frameon": False,
+    "svg.hashsalt": "sim-report",
+}
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+PNG_METADATA = {"Software": None}
+SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown"}
+
+
+def writer_for(out):
+    kind = SUFFIXES.get(Path(out).suffix.lower())
+    if kind is None:
+        raise AnalysisError(f"{out}: a report is .html or .md")
+    return write_html if kind == "html" else write_markdown
+
+
+def plots_folder(out):
+    """Where a Markdown report's images go: a folder named after it (report.md -> report/)."""
+    out = Path(out)
+    return out.with_suffix("")
+
+
+def check_outputs(out, overwrite):
+    check_writable(out, overwrite)
+    if Path(out).suffix.lower() == ".md":
+        folder = plots_folder(out)
+        if folder.exists() and not overwrite:
+            raise AnalysisError(f"{folder} already exists (pass --overwrite to replace it)")
+        if folder.exists() and not folder.is_dir():
+            raise AnalysisError(f"{folder} is a file; the report's plots need that name")
+
+
+class Report:
+    """What a report shows: the comparison table, and the plots as PNG bytes by name."""
+
+    def __init__(self, runs, baseline_name=None):
+        self.runs = runs
+        self.baseline = find_baseline(runs, baseline_name) if baseline_name else runs[0]
+        if baseline_name:
+            check_pairable(runs)
+        self.paired = len(runs) > 1 and _same_rules(runs)
+        self.table = comparison(runs, self.baseline if self.paired else None)
+        self.colors = {run.label: COLORS[i % len(COLORS)] for i, run in enumerate(runs)}
+        self.plots = self._draw()
+
+    @property
+    def title(self):
+        return f"{self.runs[0].game} report: {', '.join(run.label for run in self.runs)}"
+
+    def _draw(self):
+        with style.context(["default", STYLE]):
+            plots = {
+                "win_rate": (
+                    "Win rate per run, with 95% Wilson intervals",
+                    self._win_rate_figure(),
+                ),
+                "scores": ("Distribution of scores", self._scores_figure()),
+                "reach": ("Share of deals reaching each score", self._reach_figure()),
+            }
+            if self.paired:
+                plots["difference"] = (
+                    f"Difference in win rate with {self.baseline.label}, paired deals",
+                    self._difference_figure(),
+                )
+            return {name: (caption, _png(figure)) for name, (caption, figure) in plots.items()}
+
+    def _win_rate_figure(self):
+        table = self.table
+        figure = Figure(figsize=(8.0, 1.2 + 0.45 * len(table)))
+        axes = figure.subplots()
+        y = np.arange(len(table))[::-1]
+        rate = 100 * table["win_rate"].to_numpy(float)
+        low = 100 * table["win_rate_low"].to_numpy(float)
+        high = 100 * table["win_rate_high"].to_numpy(float)
+        for i, label in enumerate(table["run"]):
+            if np.isnan(rate[i]):
+                continue
+            axes.errorbar(
+                rate[i], y[i], xerr=[[rate[i] - low[i]], [high[i] - rate[i]]], fmt="o",
+                color=self.colors[label], capsize=4, markersize=6,
+            )  # fmt: skip
+            axes.annotate(
+                formats.percent(rate[i] / 100), (high[i], y[i]), xytext=(6, 0),
+                textcoords="offset points", va="center", fontsize=9,
+            )  # fmt: skip
+        axes.set_yticks(y, table["run"])
+        axes.set_ylim(-0.7, len(table) - 0.3)
+        axes.set_xlim(left=0, right=max(np.nan_to_num(high).max() * 1.2, 1e-3))
+        decided = "decided deals" if "decided" in table else "deals"
+        axes.set_xlabel(f"win rate, % of {decided}")
+        axes.set_title("Win rate per run (95% Wilson interval)")
+        figure.tight_layout()
+        return figure
+
+    def _score_meaning(self):
+        """`score (cards on the foundations)`, from the game's description of the column."""
+        game = GAMES.get(self.runs[0].game)
+        meaning = next((c.help for c in game.columns if c.name == "score"), "") if game else ""
+        meaning = meaning.split(",")[0].strip()
+        return f"score ({meaning})" if meaning else "score"
+
+    def _score_range(self):
+        low = min(int(run.score.min()) for run in self.runs if run.deals)
+        high = max(int(run.score.max()) for run in self.runs if run.deals)
+        return np.arange(low, high + 1)
+
+    def _score_counts(self, run, scores):
+        return np.bincount(run.score.astype(np.int64) - scores[0], minlength=len(scores))
+
+    def _scores_figure(self):
+        figure = Figure()
+        axes = figure.subplots()
+        scores = self._score_range()
+        for run in self.runs:
+            share = 100 * self._score_counts(run, scores) / max(run.deals, 1)
+            mean = formats.number(mean_interval(run.score)[0])
+            axes.plot(scores, share, drawstyle="steps-mid", color=self.colors[run.label],
+                      label=f"{run.label} (mean {mean})")  # fmt: skip
+        axes.set_xlabel(self._score_meaning())
+        axes.set_ylabel("share of deals, %")
+        axes.set_title("Distribution of final scores")
+        axes.set_ylim(bottom=0)
+        axes.legend()
+        figure.tight_layout()
+        return figure
+
+    def _reach_figure(self):
+        figure = Figure()
+        axes = figure.subplots()
+        scores = self._score_range()
+        for run in self.runs:
+            at_least = np.cumsum(self._score_counts(run, scores)[::-1])[::-1]
+            share = 100 * at_least / max(run.deals, 1)
+            shown = share > 0
+            axes.plot(scores[shown], share[shown], marker=".", color=self.colors[run.label],
+                      label=run.label)  # fmt: skip
+        axes.set_yscale("log")
+        axes.set_xlabel(self._score_meaning().replace("score", "score reached", 1))
+        axes.set_ylabel("deals reaching at least this score, % (log scale)")
+        axes.set_title("How far each run got")
+        axes.legend()
+        figure.tight_layout()
+        return figure
+
+    def _difference_figure(self):
+        others = self.table[self.table["run"] != self.baseline.label]
+        figure = Figure(figsize=(8.0, 1.4 + 0.45 * len(others)))
+        axes = figure.subplots()
+        y = np.arange(len(others))[::-1]
+        diff = 100 * others["win_rate_diff"].to_numpy(float)
+        low = 100 * others["diff_low"].to_numpy(float)
+        high = 100 * others["diff_high"].to_numpy(float)
+        for i, label in enumerate(others["run"]):
+            if np.isnan(diff[i]):
+                continue
+            axes.errorbar(
+                diff[i], y[i], xerr=[[diff[i] - low[i]], [high[i] - diff[i]]], fmt="o",
+                color=self.colors[label], capsize=4, markersize=6,
+            )  # fmt: skip
+            axes.annotate(
+                formats.points(diff[i] / 100), (high[i], y[i]), xytext=(6, 0),
+                textcoords="offset points", va="center", fontsize=9,
+            )  # fmt: skip
+        axes.axvline(0, color="black", linewidth=0.8)
+        axes.set_yticks(y, others["run"])
+        axes.set_ylim(-0.7, len(others) - 0.3)
+        axes.set_xlabel(f"win rate minus {self.baseline.label}'s, percentage points")
+        axes.set_title(f"Paired difference with {self.baseline.label} (95% Newcombe interval)")
+        figure.tight_layout()
+        return figure
+
+
+def _same_rules(runs):
+    return all(run.rules == runs[0].rules for run in runs)
+
+
+def _png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata=PNG_METADATA)
+    return buffer.getvalue()
+
+
+def write_html(runs, out, baseline_name=None):
+    report = Report(runs, baseline_name)
+    page = html_page(report)
+    write_atomically(out, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    return Path(out)
+
+
+def write_markdown(runs, out, baseline_name=None):
+    """report.md, and its plots as report/<name>.png."""
+    out = Path(out)
+    report = Report(runs, baseline_name)
+    folder = plots_folder(out)
+    images = {name: f"{folder.name}/{name}.png" for name in report.plots}
+    text = markdown_page(report, images)
+
+    def write_folder(tmp):
+        Path(tmp).mkdir()
+        for name, (_, png) in report.plots.items():
+            (Path(tmp) / f"{name}.png").write_bytes(png)
+        if folder.exists():  # --overwrite: the old plots go once the new ones are ready
+            shutil.rmtree(folder)
+
+    write_atomically(folder, write_folder)
+    write_atomically(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    return out
+
+
+def _inputs_rows(report):
+    rows = []
+    for run in report.runs:
+        for path, meta in zip(run.files, run.metas, strict=True):
+            rows.append(
+                [
+                    run.label,
+                    Path(path).name,
+                    str(meta.get("seed", "")),
+                    formats.count(meta.get("start")),
+                    formats.count(meta.get("n_done")),
+                    "yes" if meta.get("completed", True) else "no",
+                ]
+            )
+    return ["run", "file", "seed", "first deal", "deals", "complete"], rows
+
+
+def _sections(report):
+    """(heading, kind, content) in page order; kind is table, plot or note."""
+    table = report.table
+    headers, rows, notes = formats.summary_block(table)
+    sections = [("Runs", "table", (headers, rows, notes))]
+    sections.append(("", "plot", "win_rate"))
+    sections.append(("Scores", "plot", "scores"))
+    sections.append(("", "plot", "reach"))
+    if report.paired:
+        headers, rows, notes = formats.paired_block(table)
+        sections.append((f"Paired with {report.baseline.label}", "table", (headers, rows, notes)))
+        sections.append(("", "plot", "difference"))
+    elif len(report.runs) > 1:
+        sections.append(("Paired comparison", "note", "not made: the runs have different rules"))
+    sections.append(("Inputs", "table", (*_inputs_rows(report), [])))
+    return sections
+
+
+CSS = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; color: #222;
+       padding: 0 1rem; line-height: 1.45; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: 0.5rem 0; font-variant-numeric: tabular-nums; }
+th, td { padding: 0.25rem 0.6rem; border-bottom: 1px solid #ddd; text-align: right; }
+th.text, td.text { text-align: left; }
+th { border-bottom: 2px solid #999; }
+figure { margin: 1rem 0; } img { max-width: 100%; }
+figcaption, .note { color: #555; font-size: 0.9rem; }
+"""
+
+
+def html_page(report):
+    e = html.escape
+    rules = describe(report.runs[0].rules) if _same_rules(report.runs) else "rules differ"
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{e(report.title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{e(report.title)}</h1>",
+        f'<p class="note">{e(report.runs[0].game)} · {e(rules)}</p>',
+    ]
+    for heading, kind, content in _sections(report):
+        if heading:
+            parts.append(f"<h2>{e(heading)}</h2>")
+        if kind == "table":
+            parts.append(_html_table(*content))
+        elif kind == "plot":
+            caption, png = report.plots[content]
+            data = base64.b64encode(png).decode("ascii")
+            parts.append(
+                f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{e(caption)}</figcaption></figure>"
+            )
+        else:
+            parts.append(f'<p class="note">{e(content)}</p>')
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _html_table(headers, rows, notes):
+    e = html.escape
+    text = [not figure for figure in formats.figure_columns(headers, rows)]
+
+    def cells(tag, values):
+        return "".join(
+            f'<{tag} class="text">{e(str(v))}</{tag}>' if is_text else f"<{tag}>{e(str(v))}</{tag}>"
+            for v, is_text in zip(values, text, strict=True)
+        )
+
+    head = f"<tr>{cells('th', headers)}</tr>"
+    body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
+    notes_html = "".join(f'<p class="note">{e(note)}</p>' for note in notes)
+    return f"<table><thead>{head}</thead><tbody>{body}</tbody></table>{notes_html}"
+
+
+def markdown_page(report, images):
+    lines = [f"# {report.title}"]
+    for heading, kind, content in _sections(report):
+        if heading:
+            lines += ["", f"## {heading}"]
+        if kind == "table":
+            headers, rows, notes = content
+            lines += ["", formats.markdown_table(headers, rows)]
+            lines += [""] + [f"- {note}" for note in notes] if notes else []
+        elif kind == "plot":
+            caption, _ = report.plots[content]
+            lines += ["", f"![{caption}]({images[content]})"]
+        else:
+            lines += ["", content]
+    return "\n".join(lines) + "\n"

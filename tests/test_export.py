@@ -1,0 +1,128 @@
+"""`sim export`: a result file to CSV or Parquet, values and description kept."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from test_compare import bad_inputs, write_result
+
+from cli.main import main
+
+
+def sim(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A real result file of a few hundred calc deals."""
+    path = tmp_path_factory.mktemp("played") / "greedy.parquet"
+    result = sim("calc", "-n", "300", "--seed", "5", "--workers", "1", "--out", path, "-q")
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def meta(path):
+    return json.loads(pq.read_metadata(path).metadata[b"sim"])
+
+
+def test_csv_export_round_trips_values_and_description(played, tmp_path):
+    out = tmp_path / "deals.csv"
+    result = sim("export", played, "--to", "csv", "--out", out)
+    assert result.exit_code == 0, result.output
+    original = pd.read_parquet(played)
+    read = pd.read_csv(out)
+    assert list(read.columns) == list(original.columns)
+    for column in original.columns:
+        expected = original[column].astype(str if column == "policy" else original[column].dtype)
+        assert read[column].astype(expected.dtype).tolist() == expected.tolist()
+    assert json.loads((tmp_path / "deals.csv.json").read_text()) == meta(played)
+
+
+def test_coded_columns_are_written_as_labels(tmp_path):
+    source = write_result(tmp_path / "j.parquet", "solver", outcome=["won", "unknown", "capped"],
+                          game="jokers")  # fmt: skip
+    assert sim("export", source, "--to", "csv").exit_code == 0
+    read = pd.read_csv(tmp_path / "j.csv")
+    assert read["outcome"].tolist() == ["won", "unknown", "capped"]
+    assert read["won"].tolist() == [True, False, False]
+
+
+def test_parquet_export_round_trips_values_and_description(played, tmp_path):
+    out = tmp_path / "copy.parquet"
+    assert sim("export", played, "--to", "parquet", "--out", out).exit_code == 0
+    assert pq.read_table(out).equals(pq.read_table(played))
+    assert meta(out) == meta(played)
+    assert sim("compare", out).exit_code == 0
+
+
+def test_default_output_is_the_input_with_the_new_suffix(played, tmp_path):
+    source = tmp_path / played.name
+    source.write_bytes(played.read_bytes())
+    result = sim("export", source, "--to", "csv")
+    assert result.exit_code == 0
+    assert source.with_suffix(".csv").exists()
+    assert (tmp_path / "greedy.csv.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "greedy.csv",
+        "greedy.csv.json",
+        "greedy.parquet",
+    ]
+
+
+def test_export_never_replaces_its_input(played):
+    result = sim("export", played, "--to", "parquet", "--overwrite")
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: {played}: the output would replace the input; choose another --out"
+    )
+
+
+@pytest.mark.parametrize("existing", ["deals.csv", "deals.csv.json"])
+def test_existing_output_is_refused_without_overwrite(played, tmp_path, existing):
+    (tmp_path / existing).write_text("mine")
+    out = tmp_path / "deals.csv"
+    result = sim("export", played, "--to", "csv", "--out", out)
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: {tmp_path / existing} already exists (pass --overwrite to replace it)"
+    )
+    assert (tmp_path / existing).read_text() == "mine"
+    assert sim("export", played, "--to", "csv", "--out", out, "--overwrite").exit_code == 0
+    assert (tmp_path / "deals.csv").read_text().startswith('"seed","deal"')
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_bad_inputs_export_nothing(tmp_path):
+    for args, line in bad_inputs(tmp_path):
+        if len(args) > 1 or args[0].is_dir():
+            continue
+        out = tmp_path / "out.csv"
+        result = sim("export", args[0], "--to", "csv", "--out", out)
+        assert result.exit_code == 1, (args, result.output)
+        assert len(result.output.strip().splitlines()) == 1
+        if line is None:
+            assert result.output.startswith(f"Error: cannot export {args[0]}: ")
+        else:
+            expected = line.replace("no such file or folder", "no such file")
+            assert result.output.strip() == expected
+        assert not out.exists() and not (tmp_path / "out.csv.json").exists()
+        assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_export_of_a_folder_is_refused(tmp_path):
+    result = sim("export", tmp_path, "--to", "csv")
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: {tmp_path} is a folder; export converts one result file"
+    )
+
+
+def test_csv_rows_are_plain_values_with_labels_and_lowercase_booleans(tmp_path):
+    source = write_result(tmp_path / "s.parquet", "a", np.array([True, False]))
+    out = tmp_path / "s.csv"
+    assert sim("export", source, "--to", "csv", "--out", out).exit_code == 0
+    assert out.read_text().splitlines()[1] == '0,0,"a",true,52,50'

@@ -1,0 +1,172 @@
+"""`sim report`: one self-contained HTML page, or Markdown with its plots beside it."""
+
+from html.parser import HTMLParser
+
+import pytest
+from click.testing import CliRunner
+from test_compare import known_pair, write_result
+
+from cli.main import main
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+PLOTS = ("win_rate", "scores", "reach", "difference")
+
+
+def sim(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+class Page(HTMLParser):
+    """The images, tables (as rows of cell texts) and headings of an HTML page."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.images, self.tables, self.headings, self.external = [], [], [], []
+        self._cell = self._heading = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img":
+            self.images.append(attrs)
+        if tag in ("link", "script") and (attrs.get("href") or attrs.get("src")):
+            self.external.append(attrs)
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = ""
+        elif tag in ("h1", "h2"):
+            self._heading = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append(self._cell)
+            self._cell = None
+        elif tag in ("h1", "h2"):
+            self.headings.append(self._heading)
+            self._heading = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+        if self._heading is not None:
+            self._heading += data
+
+
+def decoded_png(src):
+    import base64
+
+    prefix = "data:image/png;base64,"
+    assert src.startswith(prefix)
+    return base64.b64decode(src[len(prefix) :], validate=True)
+
+
+def test_html_report_embeds_every_plot_and_the_tables(tmp_path):
+    a, b = known_pair(tmp_path)
+    out = tmp_path / "report.html"
+    result = sim("report", a, b, "--out", out)
+    assert result.exit_code == 0, result.output
+    page = Page(out.read_text(encoding="utf-8"))
+    assert len(page.images) == len(PLOTS)
+    assert all(decoded_png(image["src"]).startswith(PNG_MAGIC) for image in page.images)
+    assert all(image["alt"] for image in page.images)
+    assert page.external == []
+    runs, paired, inputs = page.tables
+    assert runs[0][:5] == ["run", "deals", "wins", "win rate", "95% CI"]
+    assert [row[0] for row in runs[1:]] == ["a", "b"]
+    # the baseline defaults to the first run: b is paired with a
+    assert paired[0][:6] == ["run", "paired", "both won", "run only", "a only", "neither"]
+    assert paired[1][:6] == ["b", "20", "3", "2", "5", "10"]
+    assert [row[1] for row in inputs[1:]] == ["a.parquet", "b.parquet"]
+    assert "Paired with a" in page.headings
+
+
+def test_report_baseline_can_be_chosen(tmp_path):
+    a, b = known_pair(tmp_path)
+    out = tmp_path / "report.html"
+    assert sim("report", a, b, "--out", out, "--baseline", "b").exit_code == 0
+    paired = Page(out.read_text()).tables[1]
+    assert paired[1][:6] == ["a", "20", "3", "5", "2", "10"]
+
+
+def test_markdown_report_writes_its_plots_in_a_folder_named_after_it(tmp_path):
+    a, b = known_pair(tmp_path)
+    out = tmp_path / "week.md"
+    assert sim("report", a, b, "--out", out).exit_code == 0
+    text = out.read_text()
+    for name in PLOTS:
+        assert f"](week/{name}.png)" in text
+        assert (tmp_path / "week" / f"{name}.png").read_bytes().startswith(PNG_MAGIC)
+    assert "| run | paired | both won |" in text
+
+
+def test_report_is_byte_identical_across_runs(tmp_path):
+    a, b = known_pair(tmp_path)
+    first, second = tmp_path / "1.html", tmp_path / "2.html"
+    assert sim("report", a, b, "--out", first).exit_code == 0
+    assert sim("report", a, b, "--out", second).exit_code == 0
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_a_single_run_has_no_paired_section(tmp_path):
+    a, _ = known_pair(tmp_path)
+    out = tmp_path / "one.html"
+    assert sim("report", a, "--out", out).exit_code == 0
+    page = Page(out.read_text())
+    assert len(page.images) == 3 and len(page.tables) == 2
+
+
+def test_runs_of_other_rules_are_reported_but_not_paired(tmp_path):
+    a, _ = known_pair(tmp_path)
+    w3 = write_result(tmp_path / "w3.parquet", "c", [True, False], rules={"wastes": 3})
+    out = tmp_path / "mixed.html"
+    assert sim("report", a, w3, "--out", out).exit_code == 0
+    assert "not made: the runs have different rules" in out.read_text()
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("report.pdf", "Error: {out}: a report is .html or .md"),
+        ("report.html", "Error: {out} already exists (pass --overwrite to replace it)"),
+    ],
+)
+def test_bad_outputs_are_refused_in_one_line(tmp_path, name, message):
+    a, _ = known_pair(tmp_path)
+    out = tmp_path / name
+    if name.endswith(".html"):
+        out.write_text("mine")
+    result = sim("report", a, "--out", out)
+    assert result.exit_code == 1
+    assert result.output.strip() == message.format(out=out)
+    assert not out.exists() or out.read_text() == "mine"
+
+
+def test_bad_inputs_write_no_report(tmp_path):
+    from test_compare import bad_inputs
+
+    for args, line in bad_inputs(tmp_path):
+        for out in (tmp_path / "r.html", tmp_path / "r.md"):
+            result = sim("report", *args, "--out", out)
+            assert result.exit_code == 1, (args, result.output)
+            assert len(result.output.strip().splitlines()) == 1
+            if line is not None:
+                assert result.output.strip() == line
+            assert not out.exists() and not (tmp_path / "r").exists()
+
+
+def test_markdown_overwrite_replaces_the_whole_plots_folder(tmp_path):
+    a, b = known_pair(tmp_path)
+    out = tmp_path / "r.md"
+    assert sim("report", a, b, "--out", out).exit_code == 0
+    assert (tmp_path / "r" / "difference.png").exists()
+    refused = sim("report", a, "--out", out)
+    assert refused.output.strip() == f"Error: {out} already exists (pass --overwrite to replace it)"
+    assert sim("report", a, "--out", out, "--overwrite").exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
+        "reach.png",
+        "scores.png",
+        "win_rate.png",
+    ]
