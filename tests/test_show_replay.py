@@ -143,3 +143,36 @@ def test_replay_of_a_missing_file_is_one_line(tmp_path):
     assert result.output.strip() == (
         f"Error: Invalid value for 'LOG': File '{tmp_path / 'none.jsonl'}' does not exist."
     )
+
+
+@pytest.fixture(scope="module")
+def jokers_log(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("jokers")
+    log = folder / "jokers.jsonl"
+    args = ["jokers", "-p", "random", "-n", "60", "--out", str(folder / "r.parquet")]
+    assert sim(*args, "--log-moves", str(log), "-q").exit_code == 0
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_replay_accepts_jokers_logs(tmp_path, jokers_log):
+    result, log = replay(tmp_path, jokers_log)
+    assert result.exit_code == 0
+    assert result.output.strip() == f"checked 60 deals in {log}: 60 valid, 0 invalid"
+
+
+def test_replay_rejects_a_wrong_joker_bridge(tmp_path, jokers_log):
+    line = next(line for line in jokers_log if any("+1" in m for m in line["moves"]))
+    bad = json.loads(json.dumps(line))
+    i = next(i for i, m in enumerate(bad["moves"]) if "+1" in m)
+    bad["moves"][i] = bad["moves"][i].replace("+1", "+2")
+    result, _ = replay(tmp_path, [bad])
+    assert result.exit_code == 1
+    first = result.output.splitlines()[0]
+    assert f"move {i + 1}: {bad['moves'][i]}: " in first
+    assert "(J7)" in first
+
+
+def test_show_draws_jokers_with_the_reserve():
+    shown = sim("show", "jokers", "--deal", "2", "--final", "--no-color").output
+    assert shown.startswith("jokers · seed 0 · deal 2 · policy greedy")
+    assert "reserve:" in shown and "c10" in shown
