@@ -199,7 +199,7 @@ def format_summary(request, result):
         f"wins        {totals.wins:,}  ({rate:.3%}, 95% CI {low:.3%} to {high:.3%})",
         f"mean score  {totals.score_sum / max(totals.deals, 1):.2f}",
     ]
-    if totals.outcomes:
+    if set(k for k, v in totals.outcomes.items() if v) - {"won", "lost"}:
         shares = " · ".join(
             f"{k} {v / max(totals.deals, 1):.2%}" for k, v in totals.outcomes.items() if v
         )

@@ -15,6 +15,10 @@ policy:
     454          MOVES     actions applied so far
     455          LASTFOUND turn (POS) of the last move onto a foundation
     456          MAXHEIGHT highest waste pile so far
+    457          VERDICT   a searching policy's verdict on the deal: 0 none, 1 won,
+                           2 lost, 3 unknown (its budget ran out); shown as `outcome`
+    458          PLAN_LEN  length of a plan a policy stores for itself (0: none)
+    459 .. 554   PLAN      the plan: actions to play, in order
 
 Cards are codes of engine.cards (rank = code // 4 + 1). The card turned and waiting to
 be placed is always STOCK[POS] (C5): placing it turns the next one.
@@ -43,7 +47,11 @@ BASE = 450
 MOVES = 454
 LASTFOUND = 455
 MAXHEIGHT = 456
-STATE_SIZE = 457
+VERDICT = 457
+PLAN_LEN = 458
+PLAN = 459
+STATE_SIZE = 459 + 96
+VERDICT_NONE, VERDICT_WON, VERDICT_LOST, VERDICT_UNKNOWN = 0, 1, 2, 3
 
 STOCK_SIZE = 48
 MAX_WASTES = 8
@@ -54,7 +62,8 @@ N_ACTIONS = 12 + 4 * MAX_WASTES
 MAX_MOVES = 96  # 48 placements and at most 48 waste-to-foundation moves
 
 # Per-deal result columns, in the order play_chunk_nb writes them.
-COLUMNS = ("won", "score", "moves", "last_foundation_turn", "max_waste_height")
+COLUMNS = ("won", "score", "moves", "last_foundation_turn", "max_waste_height", "outcome")
+OUTCOMES = ("lost", "won", "unknown")
 
 POLICY_SIG = types.int64(
     types.int16[::1],  # state
@@ -109,6 +118,8 @@ def set_start_nb(state, wastes):
     state[MOVES] = 0
     state[LASTFOUND] = 0
     state[MAXHEIGHT] = 0
+    state[VERDICT] = VERDICT_NONE
+    state[PLAN_LEN] = 0
 
 
 @njit(cache=True)
@@ -199,6 +210,8 @@ def write_result_nb(state, row):
     row[2] = state[MOVES]
     row[3] = state[LASTFOUND]
     row[4] = state[MAXHEIGHT]
+    # A search that ran out of budget leaves the deal undecided, whatever play then did.
+    row[5] = 1 if score == 52 else (2 if state[VERDICT] == VERDICT_UNKNOWN else 0)
 
 
 @njit(cache=True)

@@ -18,6 +18,12 @@ CALC = Game(
         Column("moves", "int16", "cards placed and moved"),
         Column("last_foundation_turn", "int8", "stock cards turned when a foundation last grew"),
         Column("max_waste_height", "int8", "height of the highest waste pile"),
+        Column(
+            "outcome",
+            "int8",
+            "won, lost, or unknown: a searching policy ran out of budget",
+            labels=calc.OUTCOMES,
+        ),
     ),
     max_log=lambda rules: calc.MAX_MOVES,
     move_log=calc.move_log,

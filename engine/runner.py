@@ -311,14 +311,18 @@ def play_chunk(spec, chunk):
 
 def play_chunk_python(module, choose, seed, start, rules, params, rows, logs):
     """The interpreted twin of module.play_chunk_nb, for a policy that is not compiled."""
-    play_out = getattr(module.play_out_nb, "py_func", module.play_out_nb)
     state = np.zeros(module.STATE_SIZE, np.int16)
-    stream = np.zeros(1, np.uint64)
     for i in range(rows.shape[0]):
-        module.start_nb(seed, start + i, rules, state)
-        rng.stream_state_nb(seed, start + i, rng.STREAM_POLICY, stream)
-        play_out(seed, start + i, rules, state, choose, params, stream, logs[i])
+        play_deal_python(module, seed, start + i, rules, choose, params, state, logs[i])
         module.write_result_nb(state, rows[i])
+
+
+def play_deal_python(module, seed, deal, rules, choose, params, state, log):
+    """The interpreted twin of module.play_nb: the compiled rules, a Python policy."""
+    module.start_nb(seed, deal, rules, state)
+    stream = rng.new_stream(seed, deal, rng.STREAM_POLICY)
+    play_out = getattr(module.play_out_nb, "py_func", module.play_out_nb)
+    play_out(seed, deal, rules, state, choose, params, stream, log)
 
 
 def _play(request, first):

@@ -15,7 +15,7 @@ from engine import jokers, rng
 from engine.cards import JOKER
 from engine.games import JOKERS
 from engine.referee import check_line
-from engine.runner import LOG_END
+from engine.runner import LOG_END, play_deal_python
 from policies import jokers as jokers_policies
 from policies.registry import builtin_policies
 
@@ -146,7 +146,7 @@ def test_cards_are_conserved_and_every_deal_ends(policy):
     state = np.zeros(jokers.STATE_SIZE, np.int16)
     rules = JOKERS.rules_vector(JOKERS.default_rules())
     for deal in range(5 if policy.name == "solver" else 40):
-        jokers.play_nb.py_func(7, deal, rules, watching, params, state, np.zeros(0, np.int16))
+        play_deal_python(jokers, 7, deal, rules, watching, params, state, np.zeros(0, np.int16))
         assert jokers.moves_nb(state) <= 2000
         assert state[jokers.ENDED] != jokers.ENDED_NO_MOVE or legal_notation(state) == []
     assert seen

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from jokers_helpers import cards_in_play, columns_of, legal_notation, play, position
 
-from engine import jokers, rng
+from engine import jokers
 from engine.cards import JOKER, card_name, parse_card
 from engine.games import JOKERS
+from engine.runner import play_deal_python, rng
 
 
 def dealt(seed, deal, max_moves=2000):
@@ -177,7 +178,7 @@ def test_J8_a_policy_that_resigns_ends_the_deal_as_lost():
 
     state = np.zeros(jokers.STATE_SIZE, np.int16)
     rules = np.array([2000], np.int64)
-    jokers.play_nb.py_func(1, 0, rules, resign, np.zeros(0), state, np.zeros(0, np.int16))
+    play_deal_python(jokers, 1, 0, rules, resign, np.zeros(0), state, np.zeros(0, np.int16))
     assert state[jokers.ENDED] == jokers.ENDED_RESIGNED
     assert result(state)["outcome"] == jokers.OUTCOMES.index("lost")
     assert result(state)["moves"] == 0
@@ -189,8 +190,8 @@ def test_J8_a_policy_outside_the_legal_list_is_refused():
 
     state = np.zeros(jokers.STATE_SIZE, np.int16)
     with pytest.raises(ValueError):
-        jokers.play_nb.py_func(
-            1, 0, np.array([2000], np.int64), bad, np.zeros(0), state, np.zeros(0, np.int16)
+        play_deal_python(
+            jokers, 1, 0, np.array([2000], np.int64), bad, np.zeros(0), state, np.zeros(0, np.int16)
         )
 
 
@@ -204,7 +205,7 @@ def test_J9_the_move_cap_ends_a_deal_as_capped(cap):
     log = np.zeros(cap, np.int16)
     capped = 0
     for deal in range(30):
-        jokers.play_nb.py_func(2, deal, rules, shuttle, np.zeros(0), state, log)
+        play_deal_python(jokers, 2, deal, rules, shuttle, np.zeros(0), state, log)
         moves = int(jokers.moves_nb(state))
         label = jokers.OUTCOMES[result(state)["outcome"]]
         line = jokers.move_log(2, deal, {"max_moves": cap}, [int(a) for a in log[:moves]])
