@@ -1,6 +1,6 @@
 """The games the simulator plays, by command name."""
 
-from engine import calc, jokers
+from engine import calc, jokers, montana
 from engine.game import Column, Game, RuleOption
 
 CALC = Game(
@@ -54,4 +54,36 @@ JOKERS = Game(
     move_log=jokers.move_log,
 )
 
-GAMES = {game.name: game for game in (CALC, JOKERS)}
+MONTANA = Game(
+    name="montana",
+    title="Montana",
+    module=montana,
+    rules=(
+        RuleOption("redeals", 2, 0, 10, "redeals allowed when no move is possible (M5)"),
+        RuleOption(
+            "max_moves",
+            5000,
+            1,
+            1_000_000,
+            "move cap, card moves across redeals: reaching it ends the deal as capped (M7)",
+        ),
+    ),
+    columns=(
+        Column("outcome", "int8", "how the deal ended", labels=montana.OUTCOMES),
+        Column("won", "bool", "every row 2..K of one suit, its last cell a gap (M6)"),
+        Column("score", "int8", "cards in kept runs (M5) summed over the rows, 0..48"),
+        Column("redeals", "int8", "redeals used"),
+        Column("moves", "int32", "card moves, across redeals"),
+        Column("score_deal1", "int8", "score when the first deal was stuck (or ended)"),
+        Column(
+            "score_deal2", "int8", "score when redeal 1 was stuck (or ended); -1: never reached"
+        ),
+        Column(
+            "score_deal3", "int8", "score when redeal 2 was stuck (or ended); -1: never reached"
+        ),
+    ),
+    max_log=lambda rules: rules["max_moves"] + rules["redeals"],
+    move_log=montana.move_log,
+)
+
+GAMES = {game.name: game for game in (CALC, JOKERS, MONTANA)}

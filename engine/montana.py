@@ -1,0 +1,506 @@
+"""Montana (rules M1-M7 of RULES.md): state, legal actions, apply action, redeal, play.
+
+The whole position is one int16 array. The grid is 4 rows of 13 cells, cell = 13 * row
++ column (row and column from 0 here, from 1 in everything a person reads):
+
+    cell:   0  1  2 ... 12        a cell holds a card code, or GAP (-1)
+           13 14 15 ... 25
+           26 27 28 ... 38
+           39 40 41 ... 51
+
+    index        name        meaning
+    0 .. 51      GRID        card code in each cell, GAP = -1 (4 gaps, 48 cards; M1, M2)
+    52 .. 103    WHERE       cell of each card code; -1 for the aces, which are out (M1)
+    104 .. 107   GAPS        the cells of the 4 gaps, in cell order
+    108 .. 111   RUN         kept-run length of each row (M5): 2, 3, ... of one suit from
+                             column 1; the score is their sum (M6)
+    112          REDEALS     redeals used so far (M5)
+    113          MAX_REDEALS redeals allowed (rule option `redeals`)
+    114, 115     MOVES_LO/HI card moves so far, across redeals: LO + MOVES_BASE * HI
+    116          OUTCOME     PLAYING, or the index of the outcome label: LOST, WON, CAPPED
+    117 .. 119   SCORE_DEAL  score when the first deal and redeals 1, 2 ended; -1 = not reached
+    120 .. 122   PLAN_*      spare for a policy's plan: the redeal it was made in, the next
+                             step, its length (dealing and redealing set the length to 0)
+    123 .. 1146  PLAN        the planned actions (PLAN_CAP of them)
+
+Cards are codes of engine.cards (rank = code // 4 + 1, suit = code % 4), so the card
+after `c` in its suit is `c + 4`; the 2s are codes 4..7, the kings 48..51.
+
+An action is `card * 52 + target cell`: the card moves into the gap at the target cell
+and its old cell becomes a gap (M2). REDEAL_ACTION, which no policy plays, marks a
+redeal in move logs: redeals are chance events that play_out_nb makes when no move
+is possible and a redeal remains.
+"""
+
+import numpy as np
+from numba import njit, types
+
+from engine import rng
+from engine.cards import card_name, parse_card
+
+ROWS = 4
+COLS = 13
+CELLS = 52
+GAP = -1
+KING = 48  # codes 48..51 are the kings
+FIRST_TWO = 4  # codes 4..7 are the 2s
+WIN_SCORE = 48
+
+GRID = 0
+WHERE = 52
+GAPS = 104
+RUN = 108
+REDEALS = 112
+MAX_REDEALS = 113
+MOVES_LO = 114
+MOVES_HI = 115
+OUTCOME = 116
+SCORE_DEAL = 117
+PLAN_DEAL = 120
+PLAN_POS = 121
+PLAN_LEN = 122
+PLAN = 123
+PLAN_CAP = 1024
+STATE_SIZE = PLAN + PLAN_CAP
+
+MOVES_BASE = 1 << 14
+# 4 gaps; a column-1 gap takes one of the four 2s, any other gap one card: 16 moves at
+# most, and one spare entry that legal_actions_nb may write without counting it.
+MAX_LEGAL = 17
+REDEAL_ACTION = CELLS * CELLS
+SCORED_DEALS = 3  # the first deal and two redeals have a score column each
+
+PLAYING = -1
+LOST = 0
+WON = 1
+CAPPED = 2
+OUTCOMES = ("lost", "won", "capped")
+
+# Per-deal result columns, in the order play_chunk_nb writes them.
+COLUMNS = (
+    "outcome",
+    "won",
+    "score",
+    "redeals",
+    "moves",
+    "score_deal1",
+    "score_deal2",
+    "score_deal3",
+)
+
+POLICY_SIG = types.int64(
+    types.int16[::1],  # state
+    types.int16[::1],  # legal actions
+    types.int64,  # number of legal actions
+    types.float64[::1],  # policy parameters
+    types.uint64[::1],  # the policy's random stream
+)
+POLICY_TYPE = types.FunctionType(POLICY_SIG)
+
+
+@njit(cache=True)
+def action_nb(card, target):
+    return card * CELLS + target
+
+
+@njit(cache=True, inline="always")
+def moves_nb(state):
+    return np.int64(state[MOVES_LO]) + MOVES_BASE * np.int64(state[MOVES_HI])
+
+
+@njit(cache=True, inline="always")
+def _count_move_nb(state):
+    lo = state[MOVES_LO] + 1
+    if lo == MOVES_BASE:
+        state[MOVES_HI] += 1
+        lo = 0
+    state[MOVES_LO] = lo
+
+
+@njit(cache=True, inline="always")
+def score_nb(state):
+    """Cards in kept runs, summed over the rows (M5, M6)."""
+    return state[RUN] + state[RUN + 1] + state[RUN + 2] + state[RUN + 3]
+
+
+@njit(cache=True, inline="always")
+def row_run_nb(state, row):
+    """Length of the kept run of row (M5): 2, 3, 4, ... of one suit from column 1."""
+    base = GRID + COLS * row
+    card = state[base]
+    if card < FIRST_TWO or card >= FIRST_TWO + 4:
+        return 0
+    length = 1
+    while length < COLS and state[base + length] == card + 4:
+        card += 4
+        length += 1
+    return length
+
+
+@njit(cache=True, inline="always")
+def _extend_run_nb(state, row):
+    base = GRID + COLS * row
+    length = state[RUN + row]
+    if length == 0:
+        state[RUN + row] = row_run_nb(state, row)
+        return
+    card = state[base + length - 1]
+    while length < COLS and state[base + length] == card + 4:
+        card += 4
+        length += 1
+    state[RUN + row] = length
+
+
+@njit(cache=True, inline="always")
+def move_card_nb(state, card, target):
+    """Put card into the gap at target; its old cell becomes a gap (M2).
+
+    Keeps WHERE, GAPS and RUN up to date. It does not check the rules, so a search
+    can also use it to take a move back.
+    """
+    source = state[WHERE + card]
+    state[GRID + target] = card
+    state[GRID + source] = GAP
+    state[WHERE + card] = target
+    _replace_gap_nb(state, target, source)
+    source_row = source // COLS
+    if source % COLS < state[RUN + source_row]:
+        state[RUN + source_row] = source % COLS
+    target_row = target // COLS
+    if target % COLS == state[RUN + target_row]:
+        _extend_run_nb(state, target_row)
+
+
+@njit(cache=True, inline="always")
+def _replace_gap_nb(state, old, new):
+    """Replace gap cell old by new in GAPS, keeping GAPS in cell order."""
+    # Branch-free (a sorting network of selects): where old and new fall among the
+    # gaps is unpredictable, and mispredicted jumps would cost more than this.
+    a, b, c, d = state[GAPS], state[GAPS + 1], state[GAPS + 2], state[GAPS + 3]
+    a = new if a == old else a
+    b = new if b == old else b
+    c = new if c == old else c
+    d = new if d == old else d
+    a, b = min(a, b), max(a, b)
+    c, d = min(c, d), max(c, d)
+    a, c = min(a, c), max(a, c)
+    b, d = min(b, d), max(b, d)
+    b, c = min(b, c), max(b, c)
+    state[GAPS], state[GAPS + 1], state[GAPS + 2], state[GAPS + 3] = a, b, c, d
+
+
+@njit(cache=True, inline="always")
+def legal_actions_nb(state, out):
+    """Write the legal moves into out; return how many (0 = stuck: redeal or game over).
+
+    Scan order: gaps by cell; into a column-1 gap, first the 2s lying outside column 1,
+    then those in another row's column 1 (M3), each group by suit.
+    """
+    n = 0
+    for k in range(4):
+        gap = state[GAPS + k]
+        if gap % COLS == 0:
+            # Branch-free: a move is written at out[n] always, counted only if it is one.
+            for card in range(FIRST_TWO, FIRST_TWO + 4):
+                out[n] = card * CELLS + gap
+                n += state[WHERE + card] % COLS != 0
+            for card in range(FIRST_TWO, FIRST_TWO + 4):
+                out[n] = card * CELLS + gap
+                n += state[WHERE + card] % COLS == 0
+        else:
+            left = state[GRID + gap - 1]
+            out[n] = (left + 4) * CELLS + gap
+            n += (left != GAP) & (left < KING)
+    return n
+
+
+@njit(cache=True)
+def is_legal_nb(state, action):
+    buf = np.empty(MAX_LEGAL, np.int16)
+    n = legal_actions_nb(state, buf)
+    return (buf[:n] == action).any()
+
+
+@njit(cache=True, inline="always")
+def apply_action_nb(state, action):
+    """Apply a legal move (the caller checks legality) and count it (M7)."""
+    move_card_nb(state, action // CELLS, action % CELLS)
+    _count_move_nb(state)
+
+
+@njit(cache=True)
+def _index_grid_nb(state):
+    """Fill WHERE, GAPS and RUN from GRID."""
+    state[WHERE : WHERE + CELLS] = -1
+    n_gaps = 0
+    for cell in range(CELLS):
+        card = state[GRID + cell]
+        if card == GAP:
+            state[GAPS + n_gaps] = cell
+            n_gaps += 1
+        else:
+            state[WHERE + card] = cell
+    for row in range(ROWS):
+        state[RUN + row] = row_run_nb(state, row)
+
+
+@njit(cache=True)
+def set_grid_nb(state, grid, redeals):
+    """Start a deal from a given grid of 52 cells (48 cards, 4 gaps)."""
+    state[:] = 0
+    state[GRID : GRID + CELLS] = grid
+    _start_grid_nb(state, redeals)
+
+
+@njit(cache=True)
+def _start_grid_nb(state, redeals):
+    _index_grid_nb(state)
+    state[MAX_REDEALS] = redeals
+    state[OUTCOME] = PLAYING
+    state[SCORE_DEAL : SCORE_DEAL + SCORED_DEALS] = -1
+
+
+@njit(cache=True)
+def deal_nb(seed, deal, redeals, state):
+    """Deal (seed, deal) by M1: 52 shuffled cards in row order, then the aces taken out."""
+    stream = np.zeros(1, np.uint64)
+    rng.stream_state_nb(seed, deal, rng.STREAM_DEAL, stream)
+    state[:] = 0
+    grid = state[GRID : GRID + CELLS]  # shuffled in place: no deck to allocate
+    for cell in range(CELLS):
+        grid[cell] = cell
+    rng.shuffle_nb(stream, grid)
+    for cell in range(CELLS):
+        if grid[cell] < FIRST_TWO:
+            grid[cell] = GAP
+    _start_grid_nb(state, redeals)
+
+
+@njit(cache=True)
+def redeal_grid_nb(state, seed, deal, k):
+    """Lay out redeal k (M5) from the stuck grid in state, in place.
+
+    Each row keeps its run, then one gap; the other cards, taken in card order (so
+    that where they lay does not matter), are shuffled with the stream of
+    (seed, deal, STREAM_REDEAL + k) and dealt into the remaining cells in row order.
+    """
+    _redeal_grid_nb(state, seed, deal, k, np.zeros(1, np.uint64), np.empty(CELLS, np.int16))
+
+
+@njit(cache=True)
+def _redeal_grid_nb(state, seed, deal, k, stream, gathered):
+    """redeal_grid_nb with scratch space: a stream and CELLS card slots."""
+    n = 0
+    for card in range(FIRST_TWO, CELLS):
+        cell = state[WHERE + card]
+        if cell % COLS >= state[RUN + cell // COLS]:
+            gathered[n] = card
+            n += 1
+    rng.stream_state_nb(seed, deal, rng.STREAM_REDEAL + k, stream)
+    rng.shuffle_nb(stream, gathered[:n])
+    dealt = 0
+    for row in range(ROWS):
+        kept = state[RUN + row]
+        base = GRID + COLS * row
+        state[base + kept] = GAP
+        for col in range(kept + 1, COLS):
+            state[base + col] = gathered[dealt]
+            dealt += 1
+    _index_grid_nb(state)
+
+
+@njit(cache=True)
+def redeal_nb(state, seed, deal):
+    """The next redeal of this deal (M5): count it and lay it out; drop any plan."""
+    _redeal_nb(state, seed, deal, np.zeros(1, np.uint64), np.empty(CELLS, np.int16))
+
+
+@njit(cache=True)
+def _redeal_nb(state, seed, deal, stream, gathered):
+    state[REDEALS] += 1
+    _redeal_grid_nb(state, seed, deal, state[REDEALS], stream, gathered)
+    state[PLAN_LEN] = 0
+
+
+@njit(cache=True)
+def _record_deal_score_nb(state):
+    if state[REDEALS] < SCORED_DEALS:
+        state[SCORE_DEAL + state[REDEALS]] = score_nb(state)
+
+
+@njit(cache=True)
+def _finish_nb(state, outcome):
+    state[OUTCOME] = outcome
+    _record_deal_score_nb(state)
+
+
+@njit(cache=True)
+def end_of_play_nb(state, max_moves):
+    """When no move is possible: WON or LOST if the deal is over, else PLAYING (M5-M7)."""
+    if score_nb(state) == WIN_SCORE:
+        return WON
+    if state[REDEALS] >= state[MAX_REDEALS]:
+        return LOST
+    if moves_nb(state) >= max_moves:
+        return CAPPED
+    return PLAYING
+
+
+@njit(cache=True)
+def write_result_nb(state, row):
+    row[0] = state[OUTCOME]
+    row[1] = state[OUTCOME] == WON
+    row[2] = score_nb(state)
+    row[3] = state[REDEALS]
+    row[4] = moves_nb(state)
+    for k in range(SCORED_DEALS):
+        row[5 + k] = state[SCORE_DEAL + k]
+
+
+@njit(cache=True)
+def start_nb(seed, deal, rules, state):
+    """Deal (seed, deal) under the rule options (redeals, max_moves) into state."""
+    deal_nb(seed, deal, rules[0], state)
+
+
+@njit(cache=True)
+def play_nb(seed, deal, rules, policy, params, state, log):
+    """Deal (seed, deal) and play it out with policy; log actions where log has room."""
+    start_nb(seed, deal, rules, state)
+    stream = np.zeros(1, np.uint64)
+    rng.stream_state_nb(seed, deal, rng.STREAM_POLICY, stream)
+    play_out_nb(seed, deal, rules, state, policy, params, stream, log)
+
+
+@njit(cache=True)
+def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
+    """Play a position to the end with policy (drawing on its stream).
+
+    A redeal is made as soon as no move is possible and one remains (M5), from the
+    stream of (seed, deal, redeal number), and logged as REDEAL_ACTION. Play stops
+    at a win, at a loss, or when rules[1] (max_moves) card moves are made (M7).
+    """
+    max_moves = rules[1]
+    legal = np.empty(MAX_LEGAL, np.int16)
+    redeal_stream = np.zeros(1, np.uint64)
+    gathered = np.empty(CELLS, np.int16)
+    logged = moves_nb(state) + state[REDEALS]
+    while True:
+        n = legal_actions_nb(state, legal)
+        if n == 0:
+            outcome = end_of_play_nb(state, max_moves)
+            if outcome != PLAYING:
+                _finish_nb(state, outcome)
+                return
+            _record_deal_score_nb(state)
+            _redeal_nb(state, seed, deal, redeal_stream, gathered)
+            action = REDEAL_ACTION
+        else:
+            if moves_nb(state) >= max_moves:
+                _finish_nb(state, CAPPED)
+                return
+            choice = policy(state, legal, n, params, stream)
+            if choice < 0 or choice >= n:
+                raise ValueError("policy chose an action outside the legal list")
+            action = legal[choice]
+            apply_action_nb(state, action)
+        if logged < log.shape[0]:
+            log[logged] = action
+        logged += 1
+
+
+@njit(
+    types.void(
+        POLICY_TYPE,
+        types.int64,
+        types.int64,
+        types.int64[::1],
+        types.float64[::1],
+        types.int32[:, ::1],
+        types.int16[:, ::1],
+    ),
+    cache=True,
+)
+def play_chunk_nb(policy, seed, start, rules, params, rows, logs):
+    """Play deals start .. start + len(rows) - 1: one result row (and log) per deal."""
+    state = np.empty(STATE_SIZE, np.int16)
+    for i in range(rows.shape[0]):
+        play_nb(seed, start + i, rules, policy, params, state, logs[i])
+        write_result_nb(state, rows[i])
+
+
+def cell_name(cell):
+    return f"r{cell // COLS + 1}c{cell % COLS + 1}"
+
+
+def action_notation(action):
+    """The rule book's notation of a move, `6H>r2c5`; a redeal marker is `redeal`."""
+    if action == REDEAL_ACTION:
+        return "redeal"
+    card, target = divmod(int(action), CELLS)
+    return f"{card_name(card)}>{cell_name(target)}"
+
+
+def grid_notation(grid):
+    """Rows separated by `/`, cells by spaces, a gap `..` (M7)."""
+    names = [".." if card == GAP else card_name(card) for card in grid[:CELLS]]
+    return "/".join(" ".join(names[COLS * r : COLS * (r + 1)]) for r in range(ROWS))
+
+
+def parse_grid(text):
+    """The 52 cell codes of a grid in grid notation; ValueError if it is not 4 x 13."""
+    rows = text.strip().split("/")
+    cells = [c for row in rows for c in row.split()]
+    if len(rows) != ROWS or len(cells) != CELLS:
+        raise ValueError(f"a grid has 4 rows of 13 cells: {text!r}")
+    return np.array([GAP if c == ".." else parse_card(c) for c in cells], np.int16)
+
+
+def state_from_layout(layout, rules):
+    """The starting state of a layout in move-log form: {"grid": "<grid>"}."""
+    grid = parse_grid(layout["grid"])
+    if sorted(int(c) for c in grid if c != GAP) != list(range(FIRST_TWO, CELLS)):
+        raise ValueError("a Montana layout holds the 48 cards from 2 to K once each")
+    state = np.zeros(STATE_SIZE, np.int16)
+    set_grid_nb(state, grid, rules["redeals"])
+    return state
+
+
+def move_log(seed, deal, rules, actions, start=None, layout=None):
+    """The move-log object of one deal (format at the end of RULES.md), from its actions.
+
+    The deal is (seed, deal), or the given start state for a layout from elsewhere
+    (whose grid is the layout written; `layout` itself adds nothing here). Redeals are
+    laid out again from the streams of (seed, deal, redeal number)."""
+    if start is None:
+        state = np.empty(STATE_SIZE, np.int16)
+        deal_nb(seed, deal, rules["redeals"], state)
+    else:
+        state = start.copy()
+    layout = {"grid": grid_notation(state)}
+    moves = []
+    for action in actions:
+        if action == REDEAL_ACTION:
+            redeal_nb(state, seed, deal)
+            moves.append("redeal:" + grid_notation(state))
+        else:
+            apply_action_nb(state, action)
+            moves.append(action_notation(action))
+    return {
+        "layout": layout,
+        "moves": moves,
+        "outcome": OUTCOMES[_replayed_outcome(state, rules["max_moves"])],
+        "score": int(score_nb(state)),
+    }
+
+
+def _replayed_outcome(state, max_moves):
+    if is_stuck(state):
+        outcome = end_of_play_nb(state, max_moves)
+        if outcome != PLAYING:
+            return outcome
+    return CAPPED
+
+
+def is_stuck(state):
+    return legal_actions_nb(state, np.empty(MAX_LEGAL, np.int16)) == 0
