@@ -176,3 +176,25 @@ def test_show_draws_jokers_with_the_reserve():
     shown = sim("show", "jokers", "--deal", "2", "--final", "--no-color").output
     assert shown.startswith("jokers · seed 0 · deal 2 · policy greedy")
     assert "reserve:" in shown and "c10" in shown
+
+
+def test_replay_rejects_a_premature_redeal(tmp_path):
+    folder = tmp_path / "montana"
+    log = folder / "m.jsonl"
+    args = ["montana", "-p", "greedy", "-n", "20", "--out", str(folder / "r.parquet")]
+    assert sim(*args, "--log-moves", str(log), "-q").exit_code == 0
+    lines = [json.loads(text) for text in log.read_text().splitlines()]
+    line = next(line for line in lines if "redeal:" in " ".join(line["moves"][1:]))
+    moves = line["moves"]
+    i = next(i for i, m in enumerate(moves) if i > 0 and m.startswith("redeal:"))
+    moves[i - 1], moves[i] = moves[i], moves[i - 1]  # redeal while a move was still possible
+    result, _ = replay(tmp_path, [line])
+    assert result.exit_code == 1
+    assert f"move {i}: redeal" in result.output
+    assert "a redeal is allowed only when no move is possible (M5)" in result.output
+
+
+def test_show_draws_the_montana_grid_and_its_redeals():
+    shown = sim("show", "montana", "--deal", "1", "--no-color").output
+    assert shown.startswith("montana · seed 0 · deal 1 · policy greedy")
+    assert "  r4 " in shown and "redeals used" in shown
