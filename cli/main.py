@@ -1,14 +1,13 @@
 """The `sim` command: thin click commands over the engine and the policy registry."""
 
+import importlib
 import os
 import sys
 from pathlib import Path
 
 import click
 
-from cli.analysis import compare, export, report
 from cli.options import WholeNumber
-from cli.show import show
 from engine.games import GAMES
 from engine.results import ResultFileError
 from engine.runner import RunError, RunRequest, default_filename, run
@@ -18,7 +17,26 @@ INTERRUPTED_EXIT = 130
 
 
 class SimGroup(click.Group):
-    """A group whose errors are one line: `Error: ...`, without the usage block."""
+    """A group whose errors are one line: `Error: ...`, without the usage block.
+
+    Commands that need heavy imports (plots, analysis) are loaded only when used, so a
+    simulation run starts fast."""
+
+    lazy = {
+        "show": "cli.show:show",
+        "compare": "cli.analysis:compare",
+        "report": "cli.analysis:report",
+        "export": "cli.analysis:export",
+    }
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy:
+            module, _, attribute = self.lazy[name].partition(":")
+            return getattr(importlib.import_module(module), attribute)
+        return super().get_command(ctx, name)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
@@ -30,6 +48,21 @@ class SimGroup(click.Group):
             click.echo("Aborted!", err=True)
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def run_console():
+    """The `sim` console script: main, then a quick exit.
+
+    Tearing down an interpreter that ran compiled kernels takes about half a second;
+    once the output is flushed and every file is closed there is nothing left to do."""
+    try:
+        main()
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 @click.group(cls=SimGroup)
@@ -294,11 +327,6 @@ def replay(log, quiet):
     if bad or malformed or not deals:
         sys.exit(1)
 
-
-main.add_command(show)
-main.add_command(compare)
-main.add_command(report)
-main.add_command(export)
 
 if __name__ == "__main__":
     main()

@@ -110,13 +110,19 @@ def policy(game, name=None, params=()):
     return wrap
 
 
-_BUILTIN_MODULES = ("policies.calc", "policies.calc_strong", "policies.montana", "policies.jokers")
+# Each game's policy modules, imported only when that game's policies are wanted.
+_BUILTIN_MODULES = {
+    "calc": ("policies.calc", "policies.calc_strong"),
+    "montana": ("policies.montana",),
+    "jokers": ("policies.jokers",),
+}
 
 
 def builtin_policies(game=None):
     """Built-in policies, in declaration order, of one game or of all."""
     found = []
-    for module_name in _BUILTIN_MODULES:
+    games = [game] if game else list(_BUILTIN_MODULES)
+    for module_name in (m for g in games for m in _BUILTIN_MODULES.get(g, ())):
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as error:
