@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cli.options import WholeNumber
+from cli.options import WholeNumber, game_command
 from engine.games import GAMES
 from engine.results import ResultFileError
 from engine.runner import RunError, RunRequest, default_filename, run
@@ -69,26 +69,6 @@ def run_console():
 @click.version_option(package_name="sim", prog_name="sim")
 def main():
     """Batch simulator for patience games: seeded deals, pluggable policies, Parquet rows."""
-
-
-def _game_command(game):
-    def command(**options):
-        _run_game(game, options)
-
-    command.__doc__ = f"Play {game.title} deals with a policy; one Parquet row per deal."
-    command.__name__ = game.name
-    for rule in reversed(game.rules):
-        command = click.option(
-            f"--{rule.name.replace('_', '-')}",
-            rule.name,
-            type=click.IntRange(rule.low, rule.high),
-            default=rule.default,
-            show_default=True,
-            help=rule.help,
-        )(command)
-    for decorator in reversed(_RUN_OPTIONS):
-        command = decorator(command)
-    return main.command(name=game.name)(command)
 
 
 _RUN_OPTIONS = (
@@ -244,7 +224,13 @@ def format_summary(request, result):
 
 
 for _game in GAMES.values():
-    _game_command(_game)
+    game_command(
+        main,
+        _game,
+        _run_game,
+        f"Play {_game.title} deals with a policy; one Parquet row per deal.",
+        _RUN_OPTIONS,
+    )
 
 
 @main.command()

@@ -27,3 +27,25 @@ class WholeNumber(click.ParamType):
         if number < self.low:
             self.fail(f"{value!r} is below {self.low}", param, ctx)
         return int(number)
+
+
+def game_command(group, game, callback, doc, common_options):
+    """Add to group a command named for game: its rule options, then common_options."""
+
+    def command(**options):
+        callback(game, options)
+
+    command.__doc__ = doc
+    command.__name__ = game.name
+    for rule in reversed(game.rules):
+        command = click.option(
+            f"--{rule.name.replace('_', '-')}",
+            rule.name,
+            type=click.IntRange(rule.low, rule.high),
+            default=rule.default,
+            show_default=True,
+            help=rule.help,
+        )(command)
+    for decorator in reversed(common_options):
+        command = decorator(command)
+    return group.command(name=game.name)(command)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cli.options import WholeNumber
+from cli.options import WholeNumber, game_command
 from cli.render import POSITIONS
 from engine.games import GAMES
 from engine.one_deal import play_one
@@ -17,25 +17,6 @@ from policies.registry import PolicyError, resolve
 @click.group()
 def show():
     """Look at one deal: the layout, each move with the position redrawn, the outcome."""
-
-
-def _show_command(game):
-    def command(**options):
-        _show(game, options)
-
-    command.__doc__ = f"Show one {game.title} deal played by a policy."
-    for rule in reversed(game.rules):
-        command = click.option(
-            f"--{rule.name.replace('_', '-')}",
-            rule.name,
-            type=click.IntRange(rule.low, rule.high),
-            default=rule.default,
-            show_default=True,
-            help=rule.help,
-        )(command)
-    for decorator in reversed(_SHOW_OPTIONS):
-        command = decorator(command)
-    return show.command(name=game.name)(command)
 
 
 _SHOW_OPTIONS = (
@@ -115,4 +96,6 @@ def _wait():
 
 
 for _game in GAMES.values():
-    _show_command(_game)
+    game_command(
+        show, _game, _show, f"Show one {_game.title} deal played by a policy.", _SHOW_OPTIONS
+    )

@@ -31,10 +31,11 @@ Actions are small integers:
 """
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 
 from engine import rng
 from engine.cards import card_name, parse_card
+from engine.kernel import PLAY_CHUNK_SIG, POLICY_SIG, POLICY_TYPE  # noqa: F401 (re-exported)
 
 STOCK = 0
 POS = 48
@@ -64,15 +65,6 @@ MAX_MOVES = 96  # 48 placements and at most 48 waste-to-foundation moves
 # Per-deal result columns, in the order play_chunk_nb writes them.
 COLUMNS = ("won", "score", "moves", "last_foundation_turn", "max_waste_height", "outcome")
 OUTCOMES = ("lost", "won", "unknown")
-
-POLICY_SIG = types.int64(
-    types.int16[::1],  # state
-    types.int16[::1],  # legal actions
-    types.int64,  # number of legal actions
-    types.float64[::1],  # policy parameters
-    types.uint64[::1],  # the policy's random stream
-)
-POLICY_TYPE = types.FunctionType(POLICY_SIG)
 
 
 @njit(cache=True)
@@ -247,18 +239,7 @@ def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
         apply_action_nb(state, legal[choice])
 
 
-@njit(
-    types.void(
-        POLICY_TYPE,
-        types.int64,
-        types.int64,
-        types.int64[::1],
-        types.float64[::1],
-        types.int32[:, ::1],
-        types.int16[:, ::1],
-    ),
-    cache=True,
-)
+@njit(PLAY_CHUNK_SIG, cache=True)
 def play_chunk_nb(policy, seed, start, rules, params, rows, logs):
     """Play deals start .. start + len(rows) - 1: one result row (and log) per deal."""
     state = np.empty(STATE_SIZE, np.int16)

@@ -46,10 +46,11 @@ Actions are small integers, source column i (0..9) and a kind:
 """
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 
 from engine import rng
 from engine.cards import JOKER, card_name, parse_card
+from engine.kernel import PLAY_CHUNK_SIG, POLICY_SIG, POLICY_TYPE  # noqa: F401 (re-exported)
 
 N_COLUMNS = 10
 MAX_HEIGHT = 16
@@ -101,15 +102,6 @@ OUTCOME_UNKNOWN = 3
 
 # Per-deal result columns, in the order play_chunk_nb writes them.
 COLUMNS = ("outcome", "won", "score", "moves", "jokers_used", "nodes")
-
-POLICY_SIG = types.int64(
-    types.int16[::1],  # state
-    types.int16[::1],  # legal actions
-    types.int64,  # number of legal actions
-    types.float64[::1],  # policy parameters
-    types.uint64[::1],  # the policy's random stream
-)
-POLICY_TYPE = types.FunctionType(POLICY_SIG)
 
 
 @njit(cache=True)
@@ -330,18 +322,7 @@ def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
         moves += 1
 
 
-@njit(
-    types.void(
-        POLICY_TYPE,
-        types.int64,
-        types.int64,
-        types.int64[::1],
-        types.float64[::1],
-        types.int32[:, ::1],
-        types.int16[:, ::1],
-    ),
-    cache=True,
-)
+@njit(PLAY_CHUNK_SIG, cache=True)
 def play_chunk_nb(policy, seed, start, rules, params, rows, logs):
     """Play deals start .. start + len(rows) - 1: one result row (and log) per deal."""
     state = np.empty(STATE_SIZE, np.int16)

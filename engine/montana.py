@@ -33,10 +33,11 @@ is possible and a redeal remains.
 """
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 
 from engine import rng
 from engine.cards import card_name, parse_card
+from engine.kernel import PLAY_CHUNK_SIG, POLICY_SIG, POLICY_TYPE  # noqa: F401 (re-exported)
 
 ROWS = 4
 COLS = 13
@@ -87,15 +88,6 @@ COLUMNS = (
     "score_deal2",
     "score_deal3",
 )
-
-POLICY_SIG = types.int64(
-    types.int16[::1],  # state
-    types.int16[::1],  # legal actions
-    types.int64,  # number of legal actions
-    types.float64[::1],  # policy parameters
-    types.uint64[::1],  # the policy's random stream
-)
-POLICY_TYPE = types.FunctionType(POLICY_SIG)
 
 
 @njit(cache=True)
@@ -409,18 +401,7 @@ def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
         logged += 1
 
 
-@njit(
-    types.void(
-        POLICY_TYPE,
-        types.int64,
-        types.int64,
-        types.int64[::1],
-        types.float64[::1],
-        types.int32[:, ::1],
-        types.int16[:, ::1],
-    ),
-    cache=True,
-)
+@njit(PLAY_CHUNK_SIG, cache=True)
 def play_chunk_nb(policy, seed, start, rules, params, rows, logs):
     """Play deals start .. start + len(rows) - 1: one result row (and log) per deal."""
     state = np.empty(STATE_SIZE, np.int16)
