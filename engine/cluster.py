@@ -6,6 +6,7 @@ writes each chunk exactly once, in deal order.
 """
 
 import contextlib
+import logging
 import uuid
 
 from engine.runner import play_chunk
@@ -20,7 +21,13 @@ def play(spec, chunks, scheduler, workers):
     with contextlib.ExitStack() as stack:
         if scheduler == "local":
             cluster = stack.enter_context(
-                LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
+                LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    dashboard_address=None,
+                    # Its chatter on shutdown (after Ctrl-C) would bury our own message.
+                    silence_logs=logging.CRITICAL,
+                )
             )
             address = cluster.scheduler_address
         else:
