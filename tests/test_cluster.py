@@ -1,7 +1,10 @@
 """Runs on a Dask cluster give the rows of a local run, even when a worker dies."""
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -84,4 +87,28 @@ def test_a_worker_that_dies_loses_no_deal_and_duplicates_none(tmp_path, cluster)
     local_rows = tmp_path / "local.parquet"
     assert sim("calc", "-n", str(n), "--seed", "21", "--out", str(local_rows), "-q").exit_code == 0
     ours = pq.read_table(tmp_path / "r.parquet").drop_columns(["policy"])
+    assert ours.equals(pq.read_table(local_rows).drop_columns(["policy"]))
+
+
+def test_interrupting_a_cluster_run_keeps_its_deals_and_resume_completes_it(tmp_path):
+    out = tmp_path / "r.parquet"
+    command = [sys.executable, "-m", "cli.main", "calc", "-p", "slow_greedy:py_greedy"]
+    command += ["--param", "delay_ms=1", "-n", "6000", "--seed", "12", "--scheduler", "local"]
+    command += ["--workers", "2", "--out", str(out), "-q"]
+    env = os.environ | {"PYTHONPATH": str(ROOT / "tests" / "plugins")}
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not list(tmp_path.glob(".r.parquet.*.tmp")) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(4.0)
+    process.send_signal(signal.SIGINT)
+    stderr = process.communicate(timeout=60)[1]
+    assert process.returncode == 130, stderr
+    kept = json.loads(pq.read_metadata(out).metadata[b"sim"])
+    assert kept["completed"] is False and 0 < kept["n_done"] < 6000
+    resumed = subprocess.run(command + ["--resume"], cwd=ROOT, env=env, capture_output=True)
+    assert resumed.returncode == 0, resumed.stderr
+    local_rows = tmp_path / "local.parquet"
+    assert sim("calc", "-n", "6000", "--seed", "12", "--out", str(local_rows), "-q").exit_code == 0
+    ours = pq.read_table(out).drop_columns(["policy"])
     assert ours.equals(pq.read_table(local_rows).drop_columns(["policy"]))
