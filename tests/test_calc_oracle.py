@@ -1,0 +1,247 @@
+"""The oracle search (engine.calc_oracle): exact verdicts on positions small enough to check."""
+
+import numpy as np
+import pytest
+from calc_helpers import position
+
+from engine import calc, calc_oracle, rng
+from engine.calc import next_rank_nb
+from policies.registry import resolve
+
+
+def verdict(state, budget=10**6):
+    """The search's verdict on state, and the winning line it found (else empty)."""
+    board = np.empty(calc.STATE_SIZE, np.int16)
+    calc_oracle.board_from_state_nb(state, board)
+    keys, stamps = calc_oracle.new_table_nb(12)
+    winning = np.empty(calc_oracle.MAX_DEPTH, np.int16)
+    before = visible_position(board)
+    found, _, length = calc_oracle.oracle_search_nb(board, budget, keys, stamps, 1, winning)
+    assert visible_position(board) == before, "the search must leave the board as it found it"
+    return found, winning[:length].tolist()
+
+
+def visible_position(board):
+    piles = tuple(
+        tuple(board[calc.WASTE + calc.PILE_CAP * w + h] for h in range(board[calc.HEIGHT + w]))
+        for w in range(board[calc.NWASTE])
+    )
+    return tuple(board[: calc.HEIGHT].tolist()), piles
+
+
+def winnable_by_brute_force(state):
+    """Every line of play, tried with the engine's own rules (no pruning, no hashing)."""
+    legal = np.empty(calc.N_ACTIONS, np.int16)
+    n = calc.legal_actions_nb(state, legal)
+    if n == 0:
+        return calc.score_nb(state) == 52
+    for action in legal[:n].copy():
+        child = state.copy()
+        calc.apply_action_nb(child, action)
+        if winnable_by_brute_force(child):
+            return True
+    return False
+
+
+F1_NEEDS_TEN = [(10, 9), (0, 13), (0, 13), (0, 13)]  # F1 holds A..9, F2-F4 are complete
+
+
+def test_C5_lost_deal_is_proved_lost_with_two_wastes():
+    # F1 needs T; the stock turns J, Q, K, then T. No foundation takes J, Q or K before
+    # the T, so all three go onto the two waste piles and one pile must hold two of
+    # them. Whatever lies on top there is needed after what lies under it (F1 wants
+    # J, Q, K in that order), so after T the foundation waits for a buried card:
+    #     w1: J K   or   w1: J      or   w1: J Q ...   (all lost)
+    #     w2: Q          w2: Q K
+    state = position(stock=["JC", "QC", "KC", "TC"], wastes=((), ()), foundations=F1_NEEDS_TEN)
+    assert verdict(state)[0] == calc_oracle.LOST
+    assert not winnable_by_brute_force(state)
+
+
+def test_C5_three_wastes_win_when_each_card_gets_its_own_pile():
+    # The same stock with three piles: J, Q and K each on a pile of their own, then T,
+    # J, Q, K go up in turn. Covering any of them with another loses.
+    state = position(stock=["JC", "QC", "KC", "TC"], wastes=((), (), ()), foundations=F1_NEEDS_TEN)
+    found, line = verdict(state)
+    assert found == calc_oracle.WON
+    assert line[0] == calc.ACT_TO_WASTE  # the three empty piles are one choice
+    assert plays_to_a_win(state, line)
+
+
+def plays_to_a_win(state, line):
+    """True when every action of line is legal in turn (engine rules) and all 52 cards
+    end on the foundations."""
+    state = state.copy()
+    for action in line:
+        if not calc.is_legal_nb(state, action):
+            return False
+        calc.apply_action_nb(state, action)
+    return calc.score_nb(state) == 52
+
+
+def random_endgame(stream, max_cards):
+    """A position near the end: foundations a few cards short, those cards shuffled
+    between the stock and up to three waste piles."""
+    foundations, missing = [], []
+    for k in range(4):
+        count = 13 - rng.below_nb(stream, 4)
+        need = k + 1
+        for _ in range(count):
+            need = next_rank_nb(need, k + 1)
+        foundations.append((0 if count == 13 else need, count))
+        rank = need
+        for _ in range(13 - count):
+            missing.append(rank)
+            rank = next_rank_nb(rank, k + 1)
+    missing = missing[:max_cards] if len(missing) > max_cards else missing
+    cards = np.array([4 * (r - 1) + i % 4 for i, r in enumerate(missing)], np.int16)
+    rng.shuffle_nb(stream, cards)
+    n_wastes = 1 + rng.below_nb(stream, 3)
+    piles = [[] for _ in range(n_wastes)]
+    n_stock = rng.below_nb(stream, len(cards) + 1)
+    for card in cards[n_stock:]:
+        piles[rng.below_nb(stream, n_wastes)].append(card)
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    calc.set_start_nb(state, n_wastes)
+    state[calc.POS] = calc.STOCK_SIZE - n_stock
+    state[calc.STOCK + calc.STOCK_SIZE - n_stock : calc.STOCK + calc.STOCK_SIZE] = cards[:n_stock]
+    for w, pile in enumerate(piles):
+        for h, card in enumerate(pile):
+            state[calc.WASTE + calc.PILE_CAP * w + h] = card
+        state[calc.HEIGHT + w] = len(pile)
+    for k, (need, count) in enumerate(foundations):
+        state[calc.NEED + k] = need
+        state[calc.FCOUNT + k] = count
+    return state
+
+
+def test_C5_C6_C7_verdicts_match_brute_force_on_random_endgames():
+    # Random endgames cover holding cards back and choosing between foundations.
+    stream = rng.new_stream(5, 0, 9)
+    outcomes = set()
+    for _ in range(150):
+        state = random_endgame(stream, max_cards=5)
+        found, line = verdict(state)
+        expected = calc_oracle.WON if winnable_by_brute_force(state) else calc_oracle.LOST
+        assert found == expected
+        assert found == calc_oracle.LOST or plays_to_a_win(state, line)
+        outcomes.add(found)
+    assert outcomes == {calc_oracle.WON, calc_oracle.LOST}
+
+
+def test_deadlock_test_never_condemns_a_winnable_endgame():
+    stream = rng.new_stream(6, 0, 9)
+    board = np.empty(calc.STATE_SIZE, np.int16)
+    condemned = 0
+    for _ in range(300):
+        state = random_endgame(stream, max_cards=6)
+        calc_oracle.board_from_state_nb(state, board)
+        if calc_oracle.deadlocked_nb(board):
+            condemned += 1
+            assert not winnable_by_brute_force(state)
+    assert condemned > 10
+
+
+def test_unknown_when_the_budget_runs_out():
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    for deal in range(50):
+        calc.deal_nb(0, deal, 3, state)
+        found, _ = verdict(state, budget=3)
+        if found == calc_oracle.UNKNOWN:
+            return
+    pytest.fail("a budget of three positions decided fifty whole deals")
+
+
+def play_oracle(state, nodes, wastes):
+    """Play state to the end with the oracle policy; return (result row, actions)."""
+    oracle = resolve("calc", "oracle")
+    params = oracle.param_vector(oracle.settings([f"nodes={nodes}"]))
+    log = np.zeros(calc.MAX_MOVES, np.int16)
+    rules = np.array([wastes], np.int64)
+    calc.play_out_nb(0, 0, rules, state, oracle.choose, params, rng.new_stream(0, 0, 1), log)
+    row = np.zeros(len(calc.COLUMNS), np.int32)
+    calc.write_result_nb(state, row)
+    return row, log[: state[calc.MOVES]]
+
+
+OUTCOME = calc.COLUMNS.index("outcome")
+
+
+def test_oracle_searches_once_then_plays_the_plan_it_stored():
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    verdicts = []
+    for deal in range(8):
+        calc.deal_nb(0, deal, 4, state)
+        row, actions = play_oracle(state, 20000, 4)
+        verdicts.append(state[calc.VERDICT])
+        if state[calc.VERDICT] == calc.VERDICT_WON:
+            assert row[0] == 1 and calc.OUTCOMES[row[OUTCOME]] == "won"
+            assert state[calc.PLAN_LEN] == len(actions)
+            assert (state[calc.PLAN : calc.PLAN + len(actions)] == actions).all()
+    assert calc.VERDICT_WON in verdicts
+
+
+def test_oracle_out_of_budget_marks_the_deal_unknown():
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    for deal in range(30):
+        calc.deal_nb(0, deal, 3, state)
+        row, _ = play_oracle(state, 5, 3)
+        if state[calc.VERDICT] == calc.VERDICT_UNKNOWN and row[0] == 0:
+            assert calc.OUTCOMES[row[OUTCOME]] == "unknown"
+            return
+    pytest.fail("five positions of search settled thirty deals with three wastes")
+
+
+def cards(text):
+    return text.split()
+
+
+# A whole deal, 4 wastes. The first 39 cards go straight onto the foundations: F1 climbs
+# to 4, F2-F4 are completed. F1 then needs a 5, which comes last; the eight cards it
+# takes after the 5 come before it, in this order of need on F1 (5 = 0):
+#     8:3  T:5  K:8  J:6  9:4  6:1  Q:7  7:2
+# so the four piles must hold them with cards needed sooner above cards needed later,
+# and four is just enough: the longest run of cards each needed after the one before
+# (8 T J Q) is four long.
+CAREFUL_DEAL = {
+    "bases": ["AC", "2C", "3C", "4C"],
+    "stock": cards(
+        "4D 6C 6D 8C 2D 3D 9C QC QD 8D TC 3H 2H 7C JC 5C 8H 2S QH AD 6H 3S TD JD AH 5D "
+        "5H 4H 7D 9D 9H AS JH 4S 7H KC TH KD KH 8S TS KS JS 9S 6S QS 7S 5S"
+    ),
+}
+
+
+def test_C4_C5_oracle_wins_a_deal_the_heuristics_lose_by_careless_placement():
+    state = calc.state_from_layout(CAREFUL_DEAL, {"wastes": 4})
+    for name in ("greedy", "kings-bottom", "planner", "rollout"):
+        policy = resolve("calc", name)
+        played = state.copy()
+        calc.play_out_nb(
+            0,
+            0,
+            np.array([4], np.int64),
+            played,
+            policy.choose,
+            policy.param_vector(policy.settings()),
+            rng.new_stream(0, 0, 1),
+            np.zeros(0, np.int16),
+        )
+        assert calc.score_nb(played) < 52, name
+    row, actions = play_oracle(state.copy(), 100000, 4)
+    assert calc.OUTCOMES[row[OUTCOME]] == "won"
+    assert plays_to_a_win(state, actions)
+
+
+def test_C5_oracle_proves_a_hand_built_position_lost():
+    # F1 needs 7, F2-F4 are complete, four empty wastes; the stock turns 8 9 T J Q
+    # (each needed after the one before), then 7 and K. Five cards that F1 takes in
+    # the order they come need five piles: the fifth buries a card needed before it.
+    state = position(
+        stock=["8C", "9C", "TC", "JC", "QC", "7C", "KC"],
+        foundations=[(7, 6), (0, 13), (0, 13), (0, 13)],
+    )
+    assert not winnable_by_brute_force(state)
+    row, _ = play_oracle(state, 100000, 4)
+    assert state[calc.VERDICT] == calc.VERDICT_LOST
+    assert calc.OUTCOMES[row[OUTCOME]] == "lost"
