@@ -152,16 +152,29 @@ def test_unknown_when_the_budget_runs_out():
     pytest.fail("a budget of three positions decided fifty whole deals")
 
 
-def play_oracle(state, nodes, wastes):
+def play_policy(name, state, pairs=()):
+    """Play state to the end with a policy, in place; return the actions played.
+
+    A plain loop over the compiled policy (compiling calc.play_out_nb for one more
+    policy would cost more than these few deals)."""
+    policy = resolve("calc", name)
+    params = policy.param_vector(policy.settings(pairs))
+    stream = rng.new_stream(0, 0, 1)
+    legal = np.empty(calc.N_ACTIONS, np.int16)
+    actions = []
+    while (n := calc.legal_actions_nb(state, legal)) > 0:
+        action = legal[policy.choose(state, legal, n, params, stream)]
+        calc.apply_action_nb(state, action)
+        actions.append(int(action))
+    return actions
+
+
+def play_oracle(state, nodes):
     """Play state to the end with the oracle policy; return (result row, actions)."""
-    oracle = resolve("calc", "oracle")
-    params = oracle.param_vector(oracle.settings([f"nodes={nodes}"]))
-    log = np.zeros(calc.MAX_MOVES, np.int16)
-    rules = np.array([wastes], np.int64)
-    calc.play_out_nb(0, 0, rules, state, oracle.choose, params, rng.new_stream(0, 0, 1), log)
+    actions = play_policy("oracle", state, [f"nodes={nodes}"])
     row = np.zeros(len(calc.COLUMNS), np.int32)
     calc.write_result_nb(state, row)
-    return row, log[: state[calc.MOVES]]
+    return row, np.array(actions, np.int16)
 
 
 OUTCOME = calc.COLUMNS.index("outcome")
@@ -172,7 +185,7 @@ def test_oracle_searches_once_then_plays_the_plan_it_stored():
     verdicts = []
     for deal in range(8):
         calc.deal_nb(0, deal, 4, state)
-        row, actions = play_oracle(state, 20000, 4)
+        row, actions = play_oracle(state, 20000)
         verdicts.append(state[calc.VERDICT])
         if state[calc.VERDICT] == calc.VERDICT_WON:
             assert row[0] == 1 and calc.OUTCOMES[row[OUTCOME]] == "won"
@@ -185,7 +198,7 @@ def test_oracle_out_of_budget_marks_the_deal_unknown():
     state = np.zeros(calc.STATE_SIZE, np.int16)
     for deal in range(30):
         calc.deal_nb(0, deal, 3, state)
-        row, _ = play_oracle(state, 5, 3)
+        row, _ = play_oracle(state, 5)
         if state[calc.VERDICT] == calc.VERDICT_UNKNOWN and row[0] == 0:
             assert calc.OUTCOMES[row[OUTCOME]] == "unknown"
             return
@@ -215,20 +228,10 @@ CAREFUL_DEAL = {
 def test_C4_C5_oracle_wins_a_deal_the_heuristics_lose_by_careless_placement():
     state = calc.state_from_layout(CAREFUL_DEAL, {"wastes": 4})
     for name in ("greedy", "kings-bottom", "planner", "rollout"):
-        policy = resolve("calc", name)
         played = state.copy()
-        calc.play_out_nb(
-            0,
-            0,
-            np.array([4], np.int64),
-            played,
-            policy.choose,
-            policy.param_vector(policy.settings()),
-            rng.new_stream(0, 0, 1),
-            np.zeros(0, np.int16),
-        )
+        play_policy(name, played)
         assert calc.score_nb(played) < 52, name
-    row, actions = play_oracle(state.copy(), 100000, 4)
+    row, actions = play_oracle(state.copy(), 100000)
     assert calc.OUTCOMES[row[OUTCOME]] == "won"
     assert plays_to_a_win(state, actions)
 
@@ -242,6 +245,6 @@ def test_C5_oracle_proves_a_hand_built_position_lost():
         foundations=[(7, 6), (0, 13), (0, 13), (0, 13)],
     )
     assert not winnable_by_brute_force(state)
-    row, _ = play_oracle(state, 100000, 4)
+    row, _ = play_oracle(state, 100000)
     assert state[calc.VERDICT] == calc.VERDICT_LOST
     assert calc.OUTCOMES[row[OUTCOME]] == "lost"

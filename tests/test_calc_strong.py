@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from test_calc_oracle import random_endgame, winnable_by_brute_force
+from test_calc_oracle import play_policy, random_endgame, winnable_by_brute_force
 
 from engine import calc, calc_oracle, rng
 from policies.registry import resolve
@@ -24,15 +24,6 @@ def play_rows(name, deals, wastes=4, pairs=(), seed=0, start=0):
     rules = np.array([wastes], np.int64)
     calc.play_chunk_nb(policy.choose, seed, start, rules, params, rows, logs)
     return rows
-
-
-def play_position(name, state, pairs=()):
-    policy = resolve("calc", name)
-    params = policy.param_vector(policy.settings(pairs))
-    rules = np.array([state[calc.NWASTE]], np.int64)
-    stream = rng.new_stream(0, 0, 1)
-    calc.play_out_nb(0, 0, rules, state, policy.choose, params, stream, np.zeros(0, np.int16))
-    return calc.score_nb(state)
 
 
 def test_mc_never_reads_the_order_of_the_unseen_stock():
@@ -88,7 +79,8 @@ def test_C5_C6_C7_mc_wins_every_winnable_endgame_with_at_most_one_unseen_card():
             continue
         tried += 1
         winnable = winnable_by_brute_force(state)
-        assert (play_position("mc", state, ["samples=2"]) == 52) == winnable
+        play_policy("mc", state, ["samples=2"])
+        assert (calc.score_nb(state) == 52) == winnable
         won += winnable
     assert 0 < won < tried
 
