@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from engine.analysis import AnalysisError
+from engine.files import describe_os_error
 
 FILES = click.argument(
     "paths", nargs=-1, required=True, metavar="PATH...", type=click.Path(path_type=Path)
@@ -20,6 +21,8 @@ def _one_line_errors(command):
             return command(*args, **kwargs)
         except AnalysisError as error:
             raise click.ClickException(str(error)) from None
+        except OSError as error:  # a disk that fills up or a folder that cannot be written
+            raise click.ClickException(describe_os_error(error)) from None
 
     return wrapper
 

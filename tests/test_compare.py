@@ -229,7 +229,7 @@ def test_existing_output_is_kept_without_overwrite(tmp_path):
     out.write_text("mine")
     result = sim("compare", a, b, "--out", out)
     assert result.exit_code == 1
-    assert result.output.strip() == f"Error: {out} already exists (pass --overwrite to replace it)"
+    assert result.output.strip() == f"Error: {out} exists; use --overwrite to replace it"
     assert out.read_text() == "mine"
     assert sim("compare", a, b, "--out", out, "--overwrite").exit_code == 0
     assert out.read_text().startswith("run,game,policy")

@@ -88,7 +88,7 @@ def test_existing_output_is_refused_without_overwrite(played, tmp_path, existing
     result = sim("export", played, "--to", "csv", "--out", out)
     assert result.exit_code == 1
     assert result.output.strip() == (
-        f"Error: {tmp_path / existing} already exists (pass --overwrite to replace it)"
+        f"Error: {tmp_path / existing} exists; use --overwrite to replace it"
     )
     assert (tmp_path / existing).read_text() == "mine"
     assert sim("export", played, "--to", "csv", "--out", out, "--overwrite").exit_code == 0

@@ -130,7 +130,7 @@ def test_runs_of_other_rules_are_reported_but_not_paired(tmp_path):
     "name, message",
     [
         ("report.pdf", "Error: {out}: a report is .html or .md"),
-        ("report.html", "Error: {out} already exists (pass --overwrite to replace it)"),
+        ("report.html", "Error: {out} exists; use --overwrite to replace it"),
     ],
 )
 def test_bad_outputs_are_refused_in_one_line(tmp_path, name, message):
@@ -157,15 +157,20 @@ def test_bad_inputs_write_no_report(tmp_path):
             assert not out.exists() and not (tmp_path / "r").exists()
 
 
-def test_markdown_overwrite_replaces_the_whole_plots_folder(tmp_path):
+def test_markdown_overwrite_replaces_only_the_reports_own_plots(tmp_path):
     a, b = known_pair(tmp_path)
     out = tmp_path / "r.md"
     assert sim("report", a, b, "--out", out).exit_code == 0
     assert (tmp_path / "r" / "difference.png").exists()
+    (tmp_path / "r" / "notes.txt").write_text("mine")
     refused = sim("report", a, "--out", out)
-    assert refused.output.strip() == f"Error: {out} already exists (pass --overwrite to replace it)"
+    assert refused.output.strip() == f"Error: {out} exists; use --overwrite to replace it"
     assert sim("report", a, "--out", out, "--overwrite").exit_code == 0
+    assert "difference.png" not in out.read_text()
+    assert (tmp_path / "r" / "notes.txt").read_text() == "mine"
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
+        "difference.png",  # the earlier report's: never deleted, no longer shown
+        "notes.txt",
         "reach.png",
         "scores.png",
         "win_rate.png",

@@ -1,20 +1,23 @@
-"""Writing outputs safely: never over an existing file unless asked, never half a file."""
+"""Writing outputs safely: never over an existing file unless asked, never half a file.
+
+The rules are engine.files': only a regular file is ever replaced, and only with
+--overwrite; a file is written under a temporary name beside it and moved into place.
+"""
 
 import os
-import shutil
+import stat
 from pathlib import Path
 
 from engine.analysis.inputs import AnalysisError
-from engine.results import temporary_path
+from engine.files import OutputError, check_output, temporary_path
 
 
-def check_writable(path, overwrite):
-    """Refuse an existing output (before any work is done) unless overwrite."""
-    path = Path(path)
-    if path.is_dir():
-        raise AnalysisError(f"{path} is a folder, not a file")
-    if path.exists() and not overwrite:
-        raise AnalysisError(f"{path} already exists (pass --overwrite to replace it)")
+def check_writable(path, overwrite, what="--out"):
+    """Refuse, before any work is done, an output that must not be written."""
+    try:
+        return check_output(path, overwrite, what=what)
+    except OutputError as error:
+        raise AnalysisError(str(error)) from None
 
 
 def write_atomically(path, write):
@@ -24,13 +27,21 @@ def write_atomically(path, write):
     tmp = temporary_path(path)
     try:
         write(tmp)
+        _refuse_if_not_regular(path)
         os.replace(tmp, path)
     except BaseException:
-        if tmp.is_dir():
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def _refuse_if_not_regular(path):
+    """Checked again at the last moment: what took the name meanwhile is never replaced."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise AnalysisError(f"{path} exists and is not a regular file; it is never replaced")
 
 
 def write_text(path, text):

@@ -8,7 +8,6 @@ software stamp, so the same inputs give byte-identical images and pages.
 import base64
 import html
 import io
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ from engine.analysis import formats
 from engine.analysis.compare import check_pairable, comparison, find_baseline
 from engine.analysis.inputs import AnalysisError, describe
 from engine.analysis.intervals import mean_interval
-from engine.analysis.output import check_writable, write_atomically
+from engine.analysis.output import check_writable, write_atomically, write_bytes
 from engine.games import GAMES
 
 STYLE = {
@@ -47,20 +46,36 @@ def writer_for(out):
     return write_html if kind == "html" else write_markdown
 
 
+# Every plot a report can draw; a Markdown report writes these (and only these) files.
+PLOT_NAMES = ("win_rate", "scores", "reach", "difference")
+
+
 def plots_folder(out):
     """Where a Markdown report's images go: a folder named after it (report.md -> report/)."""
     out = Path(out)
     return out.with_suffix("")
 
 
+def plot_paths(out):
+    """The files a Markdown report may write beside it: report/<plot>.png."""
+    folder = plots_folder(out)
+    return [folder / f"{name}.png" for name in PLOT_NAMES]
+
+
 def check_outputs(out, overwrite):
+    """Refuse, before any work, a report that would replace what it must not.
+
+    A Markdown report's folder may already hold other files: they are left alone, and
+    only the report's own plot files are replaced (with --overwrite)."""
     check_writable(out, overwrite)
-    if Path(out).suffix.lower() == ".md":
-        folder = plots_folder(out)
-        if folder.exists() and not overwrite:
-            raise AnalysisError(f"{folder} already exists (pass --overwrite to replace it)")
-        if folder.exists() and not folder.is_dir():
-            raise AnalysisError(f"{folder} is a file; the report's plots need that name")
+    if Path(out).suffix.lower() != ".md":
+        return
+    folder = plots_folder(out)
+    if folder.exists() or folder.is_symlink():
+        if not folder.is_dir():
+            raise AnalysisError(f"{folder} exists and is not a folder; the report's plots go there")
+        for path in plot_paths(out):
+            check_writable(path, overwrite, what="a plot of the report")
 
 
 class Report:
@@ -221,21 +236,17 @@ def write_html(runs, out, baseline_name=None):
 
 
 def write_markdown(runs, out, baseline_name=None):
-    """report.md, and its plots as report/<name>.png."""
+    """report.md, and its plots as report/<name>.png.
+
+    Each plot file replaces only a file of the same name; nothing else in the folder is
+    touched, so a report named after a folder of results never harms them."""
     out = Path(out)
     report = Report(runs, baseline_name)
     folder = plots_folder(out)
     images = {name: f"{folder.name}/{name}.png" for name in report.plots}
     text = markdown_page(report, images)
-
-    def write_folder(tmp):
-        Path(tmp).mkdir()
-        for name, (_, png) in report.plots.items():
-            (Path(tmp) / f"{name}.png").write_bytes(png)
-        if folder.exists():  # --overwrite: the old plots go once the new ones are ready
-            shutil.rmtree(folder)
-
-    write_atomically(folder, write_folder)
+    for name, (_, png) in report.plots.items():
+        write_bytes(folder / f"{name}.png", png)
     write_atomically(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
     return out
 

@@ -1,0 +1,114 @@
+"""Outputs of compare, report and export: only regular files are replaced, nothing else
+is ever removed, and each refusal is one error line."""
+
+import os
+import stat
+
+import pytest
+from click.testing import CliRunner
+from test_compare import known_pair
+
+from cli.main import main
+
+NOT_REGULAR = "exists and is not a regular file; it is never replaced"
+
+
+def sim(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def pair(tmp_path):
+    (tmp_path / "in").mkdir()
+    return known_pair(tmp_path / "in")
+
+
+def commands(a, b, out):
+    """Each analysis command writing to out."""
+    return {
+        "compare": ("compare", a, b, "--out", out, "--format", "csv"),
+        "report": ("report", a, b, "--out", out),
+        "export": ("export", a, "--to", "csv", "--out", out),
+    }
+
+
+@pytest.mark.parametrize("command", ["compare", "export"])
+def test_dev_null_is_never_replaced_even_with_overwrite(pair, command):
+    result = sim(*commands(*pair, "/dev/null")[command], "--overwrite")
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: /dev/null {NOT_REGULAR}"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("command", ["compare", "report", "export"])
+def test_a_fifo_is_never_replaced_even_with_overwrite(pair, tmp_path, command):
+    fifo = tmp_path / "out.md"
+    os.mkfifo(fifo)
+    result = sim(*commands(*pair, fifo)[command], "--overwrite")
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {fifo} {NOT_REGULAR}"
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out.md"]
+
+
+def test_a_symbolic_link_to_a_device_is_refused(pair, tmp_path):
+    link = tmp_path / "out.csv"
+    link.symlink_to("/dev/null")
+    result = sim(*commands(*pair, link)["compare"], "--overwrite")
+    assert result.output.strip() == f"Error: {link} {NOT_REGULAR}"
+    assert link.is_symlink()
+
+
+def test_a_fifo_where_a_plot_goes_is_refused_before_any_work(pair, tmp_path):
+    (tmp_path / "r").mkdir()
+    fifo = tmp_path / "r" / "scores.png"
+    os.mkfifo(fifo)
+    result = sim("report", *pair, "--out", tmp_path / "r.md", "--overwrite")
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {fifo} {NOT_REGULAR}"
+    assert not (tmp_path / "r.md").exists()
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["scores.png"]
+
+
+def test_a_folder_is_refused_as_an_output_file(pair, tmp_path):
+    result = sim(*commands(*pair, tmp_path)["compare"], "--overwrite")
+    assert result.output.strip() == f"Error: {tmp_path} is a folder; give a file name for --out"
+
+
+def test_overwrite_replaces_a_regular_file(pair, tmp_path):
+    out = tmp_path / "c.csv"
+    out.write_text("old")
+    assert sim(*commands(*pair, out)["compare"], "--overwrite").exit_code == 0
+    assert out.read_text().startswith("run,")
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_folder_of_results_survives_a_markdown_report_named_after_it(pair, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    kept = [source.name for source in pair]
+    for source in pair:
+        (results / source.name).write_bytes(source.read_bytes())
+    (results / "notes").mkdir()
+    (results / "notes" / "todo.txt").write_text("keep me")
+    out = tmp_path / "results.md"
+    out.write_text("an older report")
+    result = sim("report", *(results / name for name in kept), "--out", out, "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in results.iterdir()) == sorted(
+        [*kept, "notes", "difference.png", "reach.png", "scores.png", "win_rate.png"]
+    )
+    for source in pair:
+        assert (results / source.name).read_bytes() == source.read_bytes()
+    assert (results / "notes" / "todo.txt").read_text() == "keep me"
+    assert "](results/win_rate.png)" in out.read_text()
+
+
+def test_a_plot_of_an_earlier_report_is_kept_without_overwrite(pair, tmp_path):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "win_rate.png").write_bytes(b"an earlier plot")
+    result = sim("report", *pair, "--out", tmp_path / "r.md")
+    plot = tmp_path / "r" / "win_rate.png"
+    assert result.output.strip() == f"Error: {plot} exists; use --overwrite to replace it"
+    assert plot.read_bytes() == b"an earlier plot"
+    assert not (tmp_path / "r.md").exists()
