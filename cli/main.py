@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cli.options import WholeNumber, game_command
+from cli.options import WholeNumber, check_deal_range, game_command
 from engine.games import GAMES
 from engine.results import ResultFileError
 from engine.runner import RunError, RunRequest, default_filename, run
@@ -134,6 +134,7 @@ _RUN_OPTIONS = (
 
 
 def _run_game(game, options):
+    check_deal_range(options["start"], options["n"])
     rules = {rule.name: options[rule.name] for rule in game.rules}
     try:
         policy = resolve(game.name, options["policy"])

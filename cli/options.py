@@ -4,15 +4,19 @@ from decimal import Decimal, InvalidOperation
 
 import click
 
+# Seeds, deal indices and counts of deals are int64 in the kernels and the result files.
+INT64_MAX = 2**63 - 1
+
 
 class WholeNumber(click.ParamType):
-    """An integer written as `1000`, `1e6`, `2.5e5` or `1_000_000`, at least `low`."""
+    """An integer written as `1000`, `1e6`, `2.5e5` or `1_000_000`, in low..high."""
 
     name = "N"
 
-    def __init__(self, low=0, what="a whole number"):
+    def __init__(self, low=0, what="a whole number", high=INT64_MAX):
         self.low = low
         self.what = what
+        self.high = high
 
     def convert(self, value, param, ctx):
         if isinstance(value, int):
@@ -26,7 +30,17 @@ class WholeNumber(click.ParamType):
             self.fail(f"{value!r} is not {self.what}", param, ctx)
         if number < self.low:
             self.fail(f"{value!r} is below {self.low}", param, ctx)
+        if number > self.high:
+            self.fail(f"{value!r} is above {self.high}", param, ctx)
         return int(number)
+
+
+def check_deal_range(start, n):
+    """Refuse deals that run past the last deal index (deal indices are int64)."""
+    if start + n - 1 > INT64_MAX:
+        raise click.UsageError(
+            f"--start {start} with -n {n} goes past the last deal index, {INT64_MAX}"
+        )
 
 
 def game_command(group, game, callback, doc, common_options):
