@@ -13,6 +13,7 @@ the first paragraph of its docstring is its description.
 
 import importlib
 import inspect
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -37,10 +38,10 @@ class Param:
     high: float | None = None
 
     def parse(self, text):
+        kind = "an integer" if self.type is int else "a finite number"
         try:
-            value = self.type(text) if self.type is float else _parse_int(text)
+            value = _parse_float(text) if self.type is float else _parse_int(text)
         except ValueError:
-            kind = "an integer" if self.type is int else "a number"
             raise PolicyError(f"parameter {self.name} must be {kind}, not {text!r}") from None
         if (self.low is not None and value < self.low) or (
             self.high is not None and value > self.high
@@ -52,8 +53,16 @@ class Param:
         return f"{self.name}={self.default:g} ({self.type.__name__}) {self.help}".rstrip()
 
 
+def _parse_float(text):
+    """A finite float: nan and inf would reach a policy and the run's JSON description."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(text)
+    return number
+
+
 def _parse_int(text):
-    number = float(str(text).replace("_", ""))
+    number = _parse_float(str(text).replace("_", ""))
     if not number.is_integer():
         raise ValueError(text)
     return int(number)
@@ -113,7 +122,7 @@ def policy(game, name=None, params=()):
 # Each game's policy modules, imported only when that game's policies are wanted.
 _BUILTIN_MODULES = {
     "calc": ("policies.calc", "policies.calc_strong"),
-    "montana": ("policies.montana",),
+    "montana": ("policies.montana", "policies.montana_solver"),
     "jokers": ("policies.jokers",),
 }
 
