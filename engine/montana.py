@@ -22,6 +22,10 @@ The whole position is one int16 array. The grid is 4 rows of 13 cells, cell = 13
     120 .. 122   PLAN_*      spare for a policy's plan: the redeal it was made in, the next
                              step, its length (dealing and redealing set the length to 0)
     123 .. 1146  PLAN        the planned actions (PLAN_CAP of them)
+    1147         VERDICT     a solver's verdict on the deal phase being played: NONE, WON,
+                             LOST (proved), UNKNOWN (its budget ran out); dealing and
+                             redealing reset it. A deal lost while it is UNKNOWN is
+                             recorded as `unknown`, not `lost`
 
 Cards are codes of engine.cards (rank = code // 4 + 1, suit = code % 4), so the card
 after `c` in its suit is `c + 4`; the 2s are codes 4..7, the kings 48..51.
@@ -62,7 +66,8 @@ PLAN_POS = 121
 PLAN_LEN = 122
 PLAN = 123
 PLAN_CAP = 1024
-STATE_SIZE = PLAN + PLAN_CAP
+VERDICT = PLAN + PLAN_CAP
+STATE_SIZE = VERDICT + 1
 
 MOVES_BASE = 1 << 14
 # 4 gaps; a column-1 gap takes one of the four 2s, any other gap one card: 16 moves at
@@ -75,7 +80,13 @@ PLAYING = -1
 LOST = 0
 WON = 1
 CAPPED = 2
-OUTCOMES = ("lost", "won", "capped")
+UNKNOWN = 3  # recorded, never played: a solver could neither win nor prove the loss
+OUTCOMES = ("lost", "won", "capped", "unknown")
+
+VERDICT_NONE = 0
+VERDICT_WON = 1
+VERDICT_LOST = 2
+VERDICT_UNKNOWN = 3
 
 # Per-deal result columns, in the order play_chunk_nb writes them.
 COLUMNS = (
@@ -312,6 +323,7 @@ def _redeal_nb(state, seed, deal, stream, gathered):
     state[REDEALS] += 1
     _redeal_grid_nb(state, seed, deal, state[REDEALS], stream, gathered)
     state[PLAN_LEN] = 0
+    state[VERDICT] = VERDICT_NONE
 
 
 @njit(cache=True)
@@ -339,8 +351,16 @@ def end_of_play_nb(state, max_moves):
 
 
 @njit(cache=True)
+def outcome_nb(state):
+    """The recorded outcome: a loss the solver could not prove is UNKNOWN."""
+    if state[OUTCOME] == LOST and state[VERDICT] == VERDICT_UNKNOWN:
+        return UNKNOWN
+    return state[OUTCOME]
+
+
+@njit(cache=True)
 def write_result_nb(state, row):
-    row[0] = state[OUTCOME]
+    row[0] = outcome_nb(state)
     row[1] = state[OUTCOME] == WON
     row[2] = score_nb(state)
     row[3] = state[REDEALS]

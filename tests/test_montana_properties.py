@@ -98,6 +98,8 @@ from policies.registry import builtin_policies
 settings = json.loads(sys.argv[1])
 out = {}
 for policy in builtin_policies("montana"):
+    if policy.name not in settings:
+        continue
     n, params = settings[policy.name]
     rows = np.zeros((n, len(montana.COLUMNS)), np.int32)
     logs = np.zeros((n, 0), np.int16)

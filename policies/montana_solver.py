@@ -1,0 +1,327 @@
+"""Montana solver: decides a deal phase exactly, and plays each phase with it.
+
+Every card of a Montana grid is face up; only the shuffles of the redeals are unknown.
+So the phase between two redeals is an open puzzle, and the solver decides it: it
+explores every position reachable by card moves (M2-M4) until it finds a won grid
+(M6), or until none is left, which proves that no line wins the phase.
+
+Why the search is exact:
+- Positions are grids. Gaps carry no identity (M2), so the key of a position is a
+  64-bit Zobrist hash of where the 48 cards lie, the gaps implicit: the four gaps are
+  interchangeable by construction. A position met again is not explored again.
+- Depth first with a set of seen positions is a plain graph search: when it ends
+  without a win, every position reachable from the root has been expanded, because a
+  position is skipped only if it was entered before. A table that forgets a position
+  (it is full) costs a second visit, never a wrong answer, so the table has a fixed
+  largest size; only the node budget can stop the search early (`unknown`).
+- Dead gaps (right of a K or of another gap, M4) offer no move: legal_actions_nb
+  never lists them, and a grid whose four gaps are dead is stuck.
+- Two keys that collide would skip a position wrongly: with 64-bit keys and at most
+  a few million positions per search, that chance is below one in a million million.
+
+The search records the best stuck position it meets (M5: what a redeal keeps), by
+`keep_value_nb`, with the line to it: when a phase cannot be won, the policy plays to
+that position and lets the redeal come.
+"""
+
+import numpy as np
+from numba import njit
+
+from engine.montana import (
+    CELLS,
+    COLS,
+    MAX_LEGAL,
+    PLAN,
+    PLAN_CAP,
+    PLAN_DEAL,
+    PLAN_LEN,
+    PLAN_POS,
+    POLICY_SIG,
+    REDEALS,
+    ROWS,
+    RUN,
+    VERDICT,
+    VERDICT_LOST,
+    VERDICT_NONE,
+    VERDICT_UNKNOWN,
+    VERDICT_WON,
+    WHERE,
+    WIN_SCORE,
+    legal_actions_nb,
+    move_card_nb,
+    score_nb,
+)
+from policies.montana import (
+    COL_OF,
+    ZOBRIST,
+    _planned_index_nb,
+    best_greedy_nb,
+    greedy_value_nb,
+    grid_key_nb,
+    search_plan_nb,
+    two_value_nb,
+)
+from policies.registry import Param, policy
+
+# The table of seen positions: open addressing on the 64-bit key (0 = empty slot),
+# from 2**TABLE_MIN_BITS slots, doubled when half full, up to 2**TABLE_MAX_BITS
+# (8 bytes a slot: 32 MB at most). Once at its largest, a key that finds no free slot
+# within PROBE_LIMIT steps replaces the one at its home slot.
+TABLE_MIN_BITS = 12
+TABLE_MAX_BITS = 22
+PROBE_LIMIT = 32
+
+# Deepest line the search follows; a line cut here makes the verdict `unknown`.
+DEPTH_CAP = 16384
+
+# What "best position at the redeal" means (parameter `keep`):
+KEEP_SCORE = 0  # most cards in kept runs (M5), the first such position found
+KEEP_RUNS = 1  # the same, then most rows with a kept run, then the longest shortest run
+KEEP_NONE = 2  # no choice: the first stuck position met (the end of the greedy line)
+
+SOLVED_WON, SOLVED_LOST, SOLVED_UNKNOWN = VERDICT_WON, VERDICT_LOST, VERDICT_UNKNOWN
+
+
+@njit(cache=True)
+def _new_table_nb():
+    return np.zeros(1 << TABLE_MIN_BITS, np.int64)
+
+
+@njit(cache=True)
+def _table_insert_nb(keys, key, grow):
+    """Insert key; return (table, True) if it was new, (table, False) if seen."""
+    if grow:
+        keys = _table_grown_nb(keys)
+    mask = keys.shape[0] - 1
+    slot = key & mask
+    for _ in range(PROBE_LIMIT):
+        if keys[slot] == 0:
+            keys[slot] = key
+            return keys, True
+        if keys[slot] == key:
+            return keys, False
+        slot = (slot + 1) & mask
+    keys[key & mask] = key  # full at its largest: forget one position
+    return keys, True
+
+
+@njit(cache=True)
+def _table_grown_nb(keys):
+    """The table at twice the size, its keys placed again."""
+    bigger = np.zeros(2 * keys.shape[0], np.int64)
+    mask = bigger.shape[0] - 1
+    for key in keys:
+        if key != 0:
+            slot = key & mask
+            while bigger[slot] != 0:
+                slot = (slot + 1) & mask
+            bigger[slot] = key
+    return bigger
+
+
+@njit(cache=True)
+def ordered_moves_nb(state, out, values):
+    """All legal moves, the most promising first (greedy values); none dropped."""
+    n = legal_actions_nb(state, out)
+    for i in range(n):
+        action = out[i]
+        card, target = action // CELLS, action % CELLS
+        if COL_OF[target] == 0:
+            value = two_value_nb(state, card, target)
+        else:
+            value = greedy_value_nb(state, card, target)
+        j = i
+        while j > 0 and values[j - 1] < value:
+            values[j] = values[j - 1]
+            out[j] = out[j - 1]
+            j -= 1
+        values[j] = value
+        out[j] = action
+    return n
+
+
+@njit(cache=True)
+def keep_value_nb(state, keep):
+    """Worth of a stuck position for the redeal that follows (higher is better)."""
+    if keep == KEEP_NONE:
+        return np.int64(0)
+    score = score_nb(state)
+    if keep == KEEP_SCORE:
+        return np.int64(score)
+    started, shortest = 0, COLS
+    for row in range(ROWS):
+        run = state[RUN + row]
+        started += run > 0
+        shortest = min(shortest, run)
+    return np.int64(score) * 1000 + started * 100 + shortest
+
+
+@njit(cache=True)
+def solve_nb(state, budget, keep, line):
+    """Decide the phase from state; write a line into `line`.
+
+    Returns (verdict, nodes, line length). WON: the line wins. LOST: every reachable
+    position was seen and none is won; the line leads to the best stuck position by
+    keep_value_nb. UNKNOWN: the budget of `budget` positions ran out (or a line
+    reached DEPTH_CAP); the line leads to the best stuck position seen, length 0 if
+    none was seen. Lines longer than `line` are cut to its length.
+
+    Search stack, one entry per depth d (0 = the root):
+        moves[d, :count[d]]   the moves of the position at depth d, best first
+        nxt[d]                the next of them to try
+        path[d], source[d]    the move that led to depth d and the cell it came from
+    """
+    scratch = state.copy()
+    moves = np.empty((DEPTH_CAP + 1, MAX_LEGAL), np.int16)
+    count = np.zeros(DEPTH_CAP + 1, np.int64)
+    nxt = np.zeros(DEPTH_CAP + 1, np.int64)
+    path = np.zeros(DEPTH_CAP + 1, np.int16)
+    source = np.zeros(DEPTH_CAP + 1, np.int16)
+    values = np.empty(MAX_LEGAL, np.int64)
+    keys = _new_table_nb()
+    stored = 0
+    key = grid_key_nb(scratch) | 1  # never 0, the empty slot
+    keys, _ = _table_insert_nb(keys, key, False)
+    count[0] = ordered_moves_nb(scratch, moves[0], values)
+    best_value, best_len, best_depth = np.int64(-1), 0, DEPTH_CAP + 1
+    if count[0] == 0:
+        return (SOLVED_WON if score_nb(scratch) == WIN_SCORE else SOLVED_LOST), 1, 0
+    nodes, depth, cut = 1, 0, False
+    while True:
+        if nxt[depth] >= count[depth]:
+            if depth == 0:
+                break
+            _undo_nb(scratch, path[depth], source[depth])
+            key = _moved_key_nb(key, path[depth], source[depth])
+            depth -= 1
+            continue
+        if nodes >= budget:
+            cut = True
+            break
+        action = moves[depth, nxt[depth]]
+        nxt[depth] += 1
+        card, target = action // CELLS, action % CELLS
+        from_cell = scratch[WHERE + card]
+        new_key = key ^ ZOBRIST[card, from_cell] ^ ZOBRIST[card, target]
+        grow = stored >= keys.shape[0] // 2 and keys.shape[0] < (1 << TABLE_MAX_BITS)
+        keys, new = _table_insert_nb(keys, new_key, grow)
+        if not new:
+            continue
+        stored += 1
+        nodes += 1
+        move_card_nb(scratch, card, target)
+        key = new_key
+        depth += 1
+        path[depth] = action
+        source[depth] = from_cell
+        nxt[depth] = 0
+        count[depth] = 0
+        if depth == DEPTH_CAP:
+            cut = True  # a line this long is left unexplored: no proof any more
+            continue
+        count[depth] = ordered_moves_nb(scratch, moves[depth], values)
+        if count[depth] == 0:
+            if score_nb(scratch) == WIN_SCORE:
+                return SOLVED_WON, nodes, _copy_line_nb(path, depth, line)
+            # the shorter line among equals: fewer moves toward the cap of M7
+            value = keep_value_nb(scratch, keep)
+            if value > best_value or (value == best_value and depth < best_depth):
+                best_value, best_depth = value, depth
+                best_len = _copy_line_nb(path, depth, line)
+    return (SOLVED_UNKNOWN if cut else SOLVED_LOST), nodes, best_len
+
+
+@njit(cache=True, inline="always")
+def _undo_nb(scratch, action, from_cell):
+    move_card_nb(scratch, action // CELLS, from_cell)
+
+
+@njit(cache=True, inline="always")
+def _moved_key_nb(key, action, from_cell):
+    card = action // CELLS
+    return key ^ ZOBRIST[card, action % CELLS] ^ ZOBRIST[card, from_cell]
+
+
+@njit(cache=True)
+def _copy_line_nb(path, depth, line):
+    length = min(depth, line.shape[0])
+    line[:length] = path[1 : length + 1]
+    return length
+
+
+@njit(cache=True)
+def lds_win_nb(state, budget, line):
+    """Length of a winning line found by the search policy's limited-discrepancy
+    search within budget positions (written into line), or -1 if it found none.
+
+    That search tries the greedy line and its near variants first, which finds most
+    wins far sooner than a depth-first search; it cannot prove a loss, since it
+    never plays a 2 from one column 1 to another unless that lengthens a kept run."""
+    trial = state.copy()
+    trial[PLAN_DEAL] = trial[REDEALS]
+    search_plan_nb(trial, budget)
+    length = trial[PLAN_LEN]
+    line[:length] = trial[PLAN : PLAN + length]
+    for step in range(length):
+        move_card_nb(trial, line[step] // CELLS, line[step] % CELLS)
+    return length if score_nb(trial) == WIN_SCORE else -1
+
+
+@njit(cache=True)
+def decide_nb(state, budget, keep, line):
+    """solve_nb, after a quick look for a win by lds_win_nb with a quarter of the
+    budget: (verdict, nodes, line length)."""
+    quick = max(1, budget // 4)
+    length = lds_win_nb(state, quick, line)
+    if length >= 0:
+        return SOLVED_WON, quick, length
+    verdict, nodes, length = solve_nb(state, max(1, budget - quick), keep, line)
+    return verdict, nodes + quick, length
+
+
+@njit(cache=True)
+def plan_phase_nb(state, budget, keep):
+    """Decide the phase from state and store the line as the plan (engine.montana).
+
+    The verdict slot keeps the verdict of the phase's first search, the one made
+    from the grid as dealt: a later search starts further down a line, so it can
+    only add that the phase is won."""
+    line = state[PLAN : PLAN + PLAN_CAP]
+    verdict, nodes, length = decide_nb(state, budget, keep, line)
+    if state[VERDICT] == VERDICT_NONE or verdict == VERDICT_WON:
+        state[VERDICT] = verdict
+    state[PLAN_DEAL] = state[REDEALS]
+    state[PLAN_POS] = 0
+    state[PLAN_LEN] = length
+    return nodes
+
+
+@policy(
+    "montana",
+    params=[
+        Param("nodes", int, 1_000_000, "positions one search may explore", 1, 100_000_000),
+        Param("keep", int, KEEP_RUNS, "stuck position to aim for: 0 score, 1 runs, 2 first", 0, 2),
+    ],
+)
+@njit(POLICY_SIG, cache=True)
+def solver(state, legal, n_legal, params, stream):
+    """Decides each phase exactly: wins when a line wins, else plays for the redeal.
+
+    At the start of each deal phase (and whenever its plan runs out) it searches every
+    position reachable before the next redeal (depth first, a table of seen grids),
+    at most `nodes` positions. A winning line is played; `won`. Otherwise the search
+    has met every stuck position (or as many as the budget allowed), and the policy
+    plays to the best for the redeal: with keep=1 the most cards in kept runs, then
+    the most rows with a run, then the longest shortest run (keep=0: cards alone;
+    keep=2: the first stuck position met). After the last redeal a deal that could
+    not be won is `lost` when the search saw every position, `unknown` when its
+    budget ran out first.
+    """
+    planned = _planned_index_nb(state, legal, n_legal)
+    if planned >= 0:
+        return planned
+    plan_phase_nb(state, max(1, np.int64(params[0])), np.int64(params[1]))
+    planned = _planned_index_nb(state, legal, n_legal)
+    if planned >= 0:
+        return planned
+    return best_greedy_nb(state, legal, n_legal)

@@ -1,0 +1,300 @@
+"""The Montana solver: exact verdicts, lines that play, and the runner around it."""
+
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from conftest import ROOT
+from montana_helpers import POLICIES, column, play_deals, position
+
+from cli.main import main
+from engine import montana
+from engine.games import GAMES
+from engine.referee.montana import check
+from policies import montana_solver as solver
+
+LOG_END = np.iinfo(np.int16).min
+WON, LOST, UNKNOWN = solver.SOLVED_WON, solver.SOLVED_LOST, solver.SOLVED_UNKNOWN
+
+
+# --- an exhaustive search in plain Python, written from the rule book alone ---------
+
+
+def rule_moves(grid):
+    """(from cell, to cell) of every legal move of a 52-cell grid, -1 a gap (M2-M4)."""
+    moves = []
+    for gap, card in enumerate(grid):
+        if card != -1:
+            continue
+        if gap % 13 == 0:  # M3: any 2
+            moves += [(grid.index(two), gap) for two in range(4, 8) if two in grid]
+        else:  # M4: the card after the left neighbour, unless that is a gap or a K
+            left = grid[gap - 1]
+            if left != -1 and left < 48:
+                moves.append((grid.index(left + 4), gap))
+    return moves
+
+
+def rule_score(grid):
+    """Cards in kept runs (M5): 2, 3, 4, ... of one suit from column 1 of each row."""
+    total = 0
+    for row in range(4):
+        cells = grid[13 * row : 13 * row + 13]
+        if not 4 <= cells[0] < 8:
+            continue
+        length = 1
+        while length < 12 and cells[length] == cells[length - 1] + 4:
+            length += 1
+        total += length
+    return total
+
+
+def exhaustive(grid, limit):
+    """(won, best stuck score, reachable positions), or None beyond limit positions."""
+    start = tuple(grid)
+    seen = {start}
+    todo = [start]
+    won, best = False, -1
+    while todo:
+        here = todo.pop()
+        moves = rule_moves(list(here))
+        if not moves:
+            won = won or rule_score(here) == 48
+            best = max(best, rule_score(here))
+        for source, target in moves:
+            after = list(here)
+            after[target], after[source] = after[source], -1
+            after = tuple(after)
+            if after not in seen:
+                seen.add(after)
+                todo.append(after)
+                if len(seen) > limit:
+                    return None
+    return won, best, len(seen)
+
+
+def replay(grid, line):
+    """The grid after the line, every move checked against rule_moves."""
+    grid = list(grid)
+    for action in line:
+        card, target = divmod(int(action), 52)
+        source = grid.index(card)
+        assert (source, target) in rule_moves(grid)
+        grid[target], grid[source] = card, -1
+    return grid
+
+
+def small_variant(rng, free_ranks, free_low):
+    """A grid where only `free_ranks` ranks of each suit are in play.
+
+    free_low=False: the top ranks are free; each row starts with a fixed run 2.. of a
+    suit, and the free cards and the 4 gaps are shuffled into the cells after it.
+    free_low=True: the 2s and the ranks after them are free (so M3's column-1 moves
+    are in play); each row holds the rest of a suit up to its K in columns
+    free_ranks+1..12, and the free cards and gaps fill columns 1..free_ranks and 13.
+    """
+    suits = rng.sample(range(4), 4)
+    grid = [-1] * 52
+    free_cards, free_cells = [], []
+    for row, suit in enumerate(suits):
+        cards = [4 * rank + suit for rank in range(1, 13)]  # 2..K
+        if free_low:
+            fixed_cols = range(free_ranks, 12)
+            free_cells += [13 * row + c for c in range(free_ranks)] + [13 * row + 12]
+            free_cards += cards[:free_ranks]
+        else:
+            fixed_cols = range(12 - free_ranks)
+            free_cells += [13 * row + c for c in range(12 - free_ranks, 13)]
+            free_cards += cards[12 - free_ranks :]
+        for col in fixed_cols:
+            grid[13 * row + col] = cards[col]
+    rng.shuffle(free_cells)
+    for cell, card in zip(free_cells, free_cards, strict=False):
+        grid[cell] = card
+    return grid
+
+
+def solve(grid, budget=10_000_000, keep=solver.KEEP_SCORE):
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+    line = np.zeros(montana.PLAN_CAP, np.int16)
+    verdict, nodes, length = solver.solve_nb(state, budget, keep, line)
+    return verdict, nodes, line[:length]
+
+
+@pytest.mark.parametrize("free_ranks, free_low", [(3, False), (4, False), (2, True), (3, True)])
+def test_verdicts_match_an_exhaustive_search_on_small_variants(free_ranks, free_low):
+    # M2-M6 on grids small enough to enumerate: every `won` has a winning line, every
+    # `lost` is a proof (the search saw exactly the positions the rules reach), and a
+    # lost phase's line leads to the best stuck position there is.
+    rng = random.Random(1000 * free_ranks + free_low)
+    verdicts = {WON: 0, LOST: 0}
+    checked = 0
+    while checked < 30:
+        grid = small_variant(rng, free_ranks, free_low)
+        truth = exhaustive(grid, 10_000)
+        if truth is None:
+            continue
+        checked += 1
+        won, best, reachable = truth
+        verdict, nodes, line = solve(grid)
+        verdicts[verdict] += 1
+        assert verdict == (WON if won else LOST), grid
+        end = replay(grid, line)
+        if won:
+            assert rule_score(end) == 48 and not rule_moves(end)
+        else:
+            assert nodes == reachable
+            assert not rule_moves(end) and rule_score(end) == best
+    assert verdicts[WON] > 0 and verdicts[LOST] > 0
+
+
+def test_a_budget_too_small_gives_unknown_never_lost():
+    rng = random.Random(5)
+    for _ in range(20):
+        grid = small_variant(rng, 4, False)
+        truth = exhaustive(grid, 30_000)
+        if truth is None or truth[2] < 50:
+            continue
+        verdict, nodes, _ = solve(grid, budget=10)
+        assert verdict in (WON, UNKNOWN) and nodes <= 10
+        if verdict == UNKNOWN:
+            return
+    raise AssertionError("no deal needed more than 10 positions")
+
+
+# --- hand-built positions ------------------------------------------------------------
+
+
+def test_M6_a_nearly_won_grid_is_won_by_the_line_found():
+    # Row 4 needs 9S right of 8S, whose cell holds 2S; the 2 must first go to column 1.
+    # r1  2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH ..
+    # r2  2C 3C 4C 5C 6C 7C 8C 9C TC JC QC .. KC
+    # r3  2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..
+    # r4  .. 3S 4S 5S 6S 7S 8S 2S TS JS QS KS 9S
+    state = position(
+        "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH ..",
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC .. KC",
+        "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..",
+        ".. 3S 4S 5S 6S 7S 8S 2S TS JS QS KS 9S",
+        redeals=0,
+    )
+    verdict, _, line = solve(list(state[: montana.CELLS]))
+    assert verdict == WON
+    end = replay(list(state[: montana.CELLS]), line)
+    assert rule_score(end) == 48
+
+
+def test_M4_M6_a_grid_whose_gaps_die_behind_kings_is_lost():
+    # One move (QS right of JS), then every gap is right of a K: stuck, not won.
+    # r1  2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH ..
+    # r2  2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC ..
+    # r3  2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KS ..
+    # r4  2S 3S 4S 5S 6S 7S 8S 9S TS JS .. KD QS
+    state = position(
+        "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH ..",
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC ..",
+        "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KS ..",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS JS .. KD QS",
+        redeals=0,
+    )
+    verdict, nodes, line = solve(list(state[: montana.CELLS]))
+    assert (verdict, nodes, len(line)) == (LOST, 2, 1)
+    assert montana.action_notation(int(line[0])) == "QS>r4c11"
+
+
+def test_M3_the_win_may_need_a_two_to_leave_one_column_one_for_another():
+    # Nothing is pruned by the lore: the only win moves 2H out of row 1's column 1
+    # into row 4's, then 2S (from r1c13) into row 1's. 2S first is stuck at once.
+    # r1  2H 3S 4S 5S 6S 7S 8S 9S TS JS QS KS 2S
+    # r2  2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC ..
+    # r3  2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..
+    # r4  .. 3H 4H 5H 6H 7H 8H 9H TH JH QH KH ..
+    grid = position(
+        "2H 3S 4S 5S 6S 7S 8S 9S TS JS QS KS 2S",
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC ..",
+        "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..",
+        ".. 3H 4H 5H 6H 7H 8H 9H TH JH QH KH ..",
+        redeals=0,
+    )[: montana.CELLS].tolist()
+    verdict, _, line = solve(grid)
+    assert verdict == WON
+    notation = [montana.action_notation(int(a)) for a in line]
+    assert notation == ["2H>r4c1", "2S>r1c1"]
+
+
+# --- the policy in play ---------------------------------------------------------------
+
+
+def rows_and_logs(name, seed, n, redeals, params=()):
+    return play_deals(POLICIES[name], seed=seed, n=n, redeals=redeals, params=params)
+
+
+def test_solver_lost_is_never_contradicted_by_another_policy_winning():
+    # With no redeal (M5) a deal is one phase: `lost` must mean no policy can win it.
+    solved, _ = rows_and_logs("solver", 99, 120, 0, ("nodes=200000",))
+    outcome = solved[:, column("outcome")]
+    for name, params in (("search", ("nodes=20000",)), ("greedy", ()), ("random", ())):
+        rows, _ = rows_and_logs(name, 99, 120, 0, params)
+        won = rows[:, column("won")] == 1
+        assert not (won & (outcome == montana.LOST)).any(), name
+    assert (outcome == montana.LOST).any() and (outcome == montana.WON).any()
+
+
+def test_solver_logs_pass_the_referee_and_unknown_is_a_stuck_grid():
+    rules = GAMES["montana"].default_rules() | {"redeals": 2}
+    rows, logs = rows_and_logs("solver", 4, 12, 2, ("nodes=20000",))
+    for deal, (row, log) in enumerate(zip(rows, logs, strict=True)):
+        line = montana.move_log(4, deal, rules, [int(a) for a in log if a != LOG_END])
+        verdict = check(line | {"game": "montana"})
+        assert verdict.ok, (deal, str(verdict))
+        recorded = montana.OUTCOMES[row[column("outcome")]]
+        # an unknown deal ends stuck like a lost one; only the proof is missing
+        assert line["outcome"] == ("lost" if recorded == "unknown" else recorded)
+        assert line["score"] == row[column("score")]
+
+
+def test_a_won_verdict_is_a_won_row_and_lost_rows_end_stuck_at_their_best():
+    rows, _ = rows_and_logs("solver", 7, 30, 0, ("nodes=50000",))
+    outcome = rows[:, column("outcome")]
+    assert set(outcome) <= {montana.WON, montana.LOST, montana.UNKNOWN}
+    assert (rows[:, column("won")] == (outcome == montana.WON)).all()
+    assert (rows[outcome == montana.WON, column("score")] == 48).all()
+
+
+def sim(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_one_and_two_workers_give_the_same_rows(tmp_path):
+    args = ["montana", "-p", "solver", "--param", "nodes=3000", "-n", "60", "--seed", "3"]
+    one, two = tmp_path / "1.parquet", tmp_path / "2.parquet"
+    assert sim(*args, "--workers", "1", "--out", str(one), "-q").exit_code == 0
+    assert sim(*args, "--workers", "2", "--out", str(two), "-q").exit_code == 0
+    assert pq.read_table(one).equals(pq.read_table(two))
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_resumes_to_the_same_rows(tmp_path):
+    out, fresh = tmp_path / "r.parquet", tmp_path / "fresh.parquet"
+    args = ["montana", "-p", "solver", "--param", "nodes=5000", "-n", "3000", "--seed", "5"]
+    command = [sys.executable, "-m", "cli.main", *args, "--workers", "2", "-q"]
+    process = subprocess.Popen(command + ["--out", str(out)], cwd=ROOT, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not (tmp_path / ".r.parquet.journal").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=60)
+    kept = pq.read_metadata(out).metadata[b"sim"]
+    assert b'"completed": false' in kept
+    resumed = subprocess.run(command + ["--out", str(out), "--resume"], cwd=ROOT, check=False)
+    assert resumed.returncode == 0
+    assert sim(*args, "--workers", "1", "--out", str(fresh), "-q").exit_code == 0
+    assert pq.read_table(out).equals(pq.read_table(fresh))
