@@ -2,18 +2,20 @@
 
 import importlib
 import os
+import signal
 import sys
 from pathlib import Path
 
 import click
 
 from cli.options import WholeNumber, check_deal_range, game_command
+from engine.cluster import ClusterError
 from engine.games import GAMES
 from engine.results import ResultFileError
-from engine.runner import RunError, RunRequest, default_filename, run
+from engine.runner import DEFAULT_DEAL_TIMEOUT, RunError, RunRequest, default_filename, run
 from policies.registry import PolicyError, builtin_policies, plugin_policies, resolve
 
-INTERRUPTED_EXIT = 130
+FAILED_EXIT = 1
 
 
 class SimGroup(click.Group):
@@ -130,6 +132,14 @@ _RUN_OPTIONS = (
         metavar="ADDRESS",
         help="Run on a Dask cluster: tcp://HOST:PORT, or 'local' for a LocalCluster here.",
     ),
+    click.option(
+        "--deal-timeout",
+        type=click.FloatRange(0, min_open=True),
+        default=DEFAULT_DEAL_TIMEOUT,
+        show_default=True,
+        metavar="SECONDS",
+        help="Stop the run if one deal takes longer (a policy that loops).",
+    ),
 )
 
 
@@ -159,47 +169,66 @@ def _run_game(game, options):
         resume=options["resume"],
         log_moves=options["log_moves"],
         scheduler=options["scheduler"],
+        deal_timeout=options["deal_timeout"],
     )
     bar = _ProgressBar(request.n, options["quiet"])
     try:
         result = run(request, progress=bar.update)
-    except (RunError, ResultFileError, PolicyError) as error:
+    except (RunError, ResultFileError, PolicyError, ClusterError) as error:
         raise click.ClickException(str(error)) from None
     finally:
         bar.close()
-    if not options["quiet"]:
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if not options["quiet"] and result.kept:
         click.echo(format_summary(request, result))
-    if not result.completed:
-        click.echo(
-            f"interrupted: {result.totals.deals:,} of {request.n:,} deals kept in {result.path} "
-            "(marked incomplete; run the same command with --resume to finish)",
-            err=True,
-        )
-        sys.exit(INTERRUPTED_EXIT)
+    if result.completed:
+        return
+    kept = (
+        f"{result.kept:,} of {request.n:,} deals kept in {result.path} (marked incomplete; "
+        "run the same command with --resume to finish)"
+        if result.kept
+        else "no deal finished; nothing written"
+    )
+    if result.error:
+        click.echo(f"Error: {result.error}; {kept}", err=True)
+        sys.exit(FAILED_EXIT)
+    click.echo(f"interrupted: {kept}", err=True)
+    sys.exit(128 + (result.signal or signal.SIGINT))
 
 
 class _ProgressBar:
-    """A tqdm bar that appears with the first finished chunk, not before errors."""
+    """A tqdm bar that appears as play starts (after the checks, so never before an error).
+
+    Its rate counts only deals played now, not those a --resume carries over."""
 
     def __init__(self, total, quiet):
         self.total, self.quiet, self.bar = total, quiet, None
 
     def update(self, deals):
         if self.bar is None:
-            from tqdm import tqdm
+            import tqdm
 
-            self.bar = tqdm(
+            tqdm.tqdm.monitor_interval = 0  # no monitor thread: workers may be forked later
+            self.bar = tqdm.tqdm(
                 total=self.total,
+                initial=deals,
                 unit=" deals",
                 unit_scale=True,
-                disable=self.quiet,
+                # None: off when stderr is not a terminal
+                disable=True if self.quiet or _env_flag("TQDM_DISABLE") else None,
                 file=sys.stderr,
             )
+            return
         self.bar.update(deals)
 
     def close(self):
         if self.bar is not None:
             self.bar.close()
+
+
+def _env_flag(name):
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
 
 def format_summary(request, result):

@@ -2,21 +2,107 @@
 
 Each chunk is one task that returns its rows to the client; tasks are pure functions
 of (job spec, chunk), so Dask re-runs the chunks of a worker that dies, and the client
-writes each chunk exactly once, in deal order.
+writes each chunk exactly once, in deal order. Chunks are submitted a window at a
+time, so a run of any length holds only a few of them in memory.
 """
 
+import asyncio
 import contextlib
+import itertools
 import logging
+import re
+import socket
 import uuid
+from urllib.parse import urlsplit
 
-from engine.runner import play_chunk
+from engine.job import play_chunk
 
 CHUNK_SECONDS = 2.0  # bigger than local chunks: a task costs milliseconds to schedule
+MAX_CHUNK = 1_000_000
+WINDOW_PER_WORKER = 4
+CONNECT_SECONDS = 5.0
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # those Dask's comms speak
+
+
+class ClusterError(Exception):
+    """A scheduler that cannot be used: a malformed address, or nothing answering there."""
+
+
+def check_address(address):
+    """Refuse, before connecting, an address other than `local` or SCHEME://HOST:PORT."""
+    if address == "local":
+        return
+    parts = urlsplit(address)
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or past 65535
+        port = None
+    if parts.scheme not in SCHEMES or not parts.hostname or port is None or parts.path:
+        raise ClusterError(
+            f"--scheduler {address!r} is not a scheduler address: give tcp://HOST:PORT, or local"
+        )
+
+
+def connect(address):
+    """A Dask client of the scheduler at address, or a ClusterError saying why not.
+
+    The address is tried first with a plain connection (a refused or silent port fails
+    at once, by name, rather than after Dask's retries), then asked who it is: a client
+    made against anything but a scheduler would be left half made."""
+    check_address(address)
+    parts = urlsplit(address)
+    if parts.scheme != "ucx":
+        _try_connection(address, parts.hostname, parts.port)
+    if parts.scheme == "tcp":
+        _check_is_scheduler(address)
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except Exception as error:
+        reason = _one_line(error)
+        raise ClusterError(f"cannot connect to the Dask scheduler at {address}: {reason}") from None
+
+
+def _try_connection(address, host, port):
+    where = f"cannot reach the Dask scheduler at {address}"
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_SECONDS).close()
+    except socket.gaierror:
+        raise ClusterError(f"{where}: unknown host {host!r}") from None
+    except TimeoutError:
+        raise ClusterError(f"{where}: no answer within {CONNECT_SECONDS:g} s") from None
+    except OSError as error:
+        raise ClusterError(f"{where}: {(error.strerror or str(error)).lower()}") from None
+
+
+def _check_is_scheduler(address):
+    from distributed.comm import connect as open_comm
+
+    async def identity():
+        comm = await open_comm(address, timeout=CONNECT_SECONDS)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await asyncio.wait_for(comm.read(), CONNECT_SECONDS)
+        finally:
+            comm.abort()
+
+    try:
+        reply = asyncio.run(identity())
+    except Exception:
+        reply = None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        raise ClusterError(f"{address} answers, but is not a Dask scheduler")
+
+
+def _one_line(error):
+    return re.sub(r"\s+", " ", str(error)).strip() or type(error).__name__
 
 
 def play(spec, chunks, scheduler, workers):
-    """Yield (start, rows, logs) for the chunks, in order, computed on the cluster."""
-    from distributed import Client, LocalCluster, as_completed
+    """Yield ChunkResults for the chunks (an iterator), in order, computed on the cluster."""
+    check_address(scheduler)
+    from distributed import LocalCluster, as_completed
 
     with contextlib.ExitStack() as stack:
         if scheduler == "local":
@@ -32,27 +118,40 @@ def play(spec, chunks, scheduler, workers):
             address = cluster.scheduler_address
         else:
             address = scheduler
-        client = stack.enter_context(Client(address, set_as_default=False))
+        client = stack.enter_context(connect(address))
         run = uuid.uuid4().hex[:8]
-        futures = [
-            client.submit(play_chunk, spec, chunk, key=f"sim-{run}-{chunk[0]}", pure=False)
-            for chunk in chunks
-        ]
+        window = WINDOW_PER_WORKER * max(workers, len(client.scheduler_info()["workers"]))
+
+        def submit(chunk):
+            key = f"sim-{run}-{chunk[0]}"
+            return client.submit(play_chunk, spec, chunk, key=key, pure=False)
+
+        chunks = iter(chunks)
+        first = list(itertools.islice(chunks, window))
+        if not first:
+            return
+        completed = as_completed([submit(c) for c in first], loop=client.loop)
         try:
-            completed = as_completed(futures, loop=client.loop)
-            yield from _in_order(completed, [c[0] for c in chunks])
+            yield from _in_order(completed, chunks, submit, first[0][0])
         finally:
-            client.cancel(futures)
+            client.cancel(list(completed.futures))
 
 
-def _in_order(completed, starts):
-    """Results of completed futures, held back until every earlier chunk has arrived."""
+def _in_order(completed, chunks, submit, position):
+    """Results of completed futures, held back until every earlier chunk has arrived.
+
+    Each result that arrives lets one more chunk in, so the window stays full."""
     waiting = {}
-    position = 0
     for future in completed:
-        start, rows, logs = future.result()
+        result = future.result()
         future.release()
-        waiting[start] = (start, rows, logs)
-        while position < len(starts) and starts[position] in waiting:
-            yield waiting.pop(starts[position])
-            position += 1
+        waiting[result.start] = result
+        chunk = next(chunks, None)
+        if chunk is not None:
+            completed.add(submit(chunk))
+        while position in waiting:
+            result = waiting.pop(position)
+            yield result
+            if result.fault is not None:
+                return
+            position += result.done

@@ -50,7 +50,18 @@ from numba import njit
 
 from engine import rng
 from engine.cards import JOKER, card_name, parse_card
-from engine.kernel import PLAY_CHUNK_SIG, POLICY_SIG, POLICY_TYPE  # noqa: F401 (re-exported)
+from engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
+    DONE,
+    FAULT,
+    FAULT_NONE,
+    IN_PLAY,
+    PLAY_CHUNK_SIG,
+    PLAY_DEALS_SIG,
+    POLICY_SIG,
+    POLICY_TYPE,
+    STATUS_SIZE,
+    choice_fault_nb,
+)
 
 N_COLUMNS = 10
 MAX_HEIGHT = 16
@@ -75,6 +86,7 @@ PLAN_POS = 185
 PLAN = 186
 PLAN_CAP = 2000
 STATE_SIZE = PLAN + PLAN_CAP
+POLICY_SCRATCH = VERDICT  # from here on a policy may write; the rest only play changes
 
 SATURATE = 32767
 LOW_BITS = 32768
@@ -291,14 +303,15 @@ def play_nb(seed, deal, rules, policy, params, state, log):
     start_nb(seed, deal, rules, state)
     stream = np.zeros(1, np.uint64)
     rng.stream_state_nb(seed, deal, rng.STREAM_POLICY, stream)
-    play_out_nb(seed, deal, rules, state, policy, params, stream, log)
+    return play_out_nb(seed, deal, rules, state, policy, params, stream, log)
 
 
 @njit(cache=True)
 def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
     """Play a position to the end with policy (drawing on its stream).
 
-    The policy returns an index into the legal actions, or -1 to resign (J8).
+    The policy returns an index into the legal actions, or -1 to resign (J8). Returns
+    FAULT_NONE, or the policy fault (engine.kernel) that stopped play.
     """
     max_moves = rules[0]
     legal = np.empty(N_ACTIONS, np.int16)
@@ -306,29 +319,48 @@ def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
     while True:
         if moves >= max_moves:
             state[ENDED] = ENDED_CAPPED
-            return
+            return FAULT_NONE
         n = legal_actions_nb(state, legal)
         if n == 0:
-            return
+            return FAULT_NONE
         choice = policy(state, legal, n, params, stream)
         if choice == -1:
             state[ENDED] = ENDED_RESIGNED
-            return
-        if choice < 0 or choice >= n:
-            raise ValueError("policy chose an action outside the legal list")
+            return FAULT_NONE
+        fault = choice_fault_nb(choice, n)
+        if fault != FAULT_NONE:
+            return fault
         if log.shape[0] > moves:
             log[moves] = legal[choice]
         apply_action_nb(state, legal[choice])
         moves += 1
 
 
+@njit(PLAY_DEALS_SIG, cache=True)
+def play_deals_nb(policy, seed, start, rules, params, rows, logs, status):
+    """Play deals start .. start + len(rows) - 1: one result row (and log) per deal.
+
+    Stops at the first policy fault, with the faulty deal in status (engine.kernel)."""
+    state = np.empty(STATE_SIZE, np.int16)
+    status[DONE] = 0
+    status[FAULT] = FAULT_NONE
+    for i in range(rows.shape[0]):
+        status[IN_PLAY] = start + i
+        fault = play_nb(seed, start + i, rules, policy, params, state, logs[i])
+        if fault != FAULT_NONE:
+            status[FAULT] = fault
+            return
+        write_result_nb(state, rows[i])
+        status[DONE] = i + 1
+
+
 @njit(PLAY_CHUNK_SIG, cache=True)
 def play_chunk_nb(policy, seed, start, rules, params, rows, logs):
-    """Play deals start .. start + len(rows) - 1: one result row (and log) per deal."""
-    state = np.empty(STATE_SIZE, np.int16)
-    for i in range(rows.shape[0]):
-        play_nb(seed, start + i, rules, policy, params, state, logs[i])
-        write_result_nb(state, rows[i])
+    """play_deals_nb for callers that want an exception at a policy fault."""
+    status = np.zeros(STATUS_SIZE, np.int64)
+    play_deals_nb(policy, seed, start, rules, params, rows, logs, status)
+    if status[FAULT] != FAULT_NONE:
+        raise ValueError("the policy returned an invalid action index or wrote into the state")
 
 
 def action_notation(action):

@@ -1,10 +1,19 @@
-"""The compiled signatures every game shares.
+"""The compiled signatures every game shares, and the codes its kernels report.
 
 A policy is passed to a game's cached kernel as a first-class function of POLICY_SIG,
 so one compiled kernel serves every policy, built-in or plugged in.
+
+`play_deals_nb` reports through a small int64 status block, so that the process that
+runs it (or one watching it through shared memory) knows which deal is in play and
+why play stopped early:
+
+    index        name         meaning
+    0            IN_PLAY      the deal being played now (written before each deal)
+    1            DONE         deals of the chunk finished, with their rows written
+    2            FAULT        why play stopped early: FAULT_NONE, or a policy fault below
 """
 
-from numba import types
+from numba import njit, types
 
 POLICY_SIG = types.int64(
     types.int16[::1],  # state
@@ -25,3 +34,26 @@ PLAY_CHUNK_SIG = types.void(
     types.int32[:, ::1],
     types.int16[:, ::1],
 )
+
+# play_deals_nb(policy, seed, start, rules, params, rows, logs, status)
+PLAY_DEALS_SIG = types.void(*PLAY_CHUNK_SIG.args, types.int64[::1])
+
+IN_PLAY, DONE, FAULT = 0, 1, 2
+STATUS_SIZE = 3
+
+FAULT_NONE = 0
+FAULT_BAD_CHOICE = 1  # the policy returned an index outside the legal list
+FAULT_STATE_WRITTEN = 2  # a guarded policy wrote into the rules part of the state
+
+# What a guarded policy returns when the policy inside it wrote into the state.
+CHOICE_STATE_WRITTEN = -1_000_001
+
+
+@njit(cache=True)
+def choice_fault_nb(choice, n_legal):
+    """FAULT_NONE for a valid index into the legal list, else the fault it reveals."""
+    if 0 <= choice < n_legal:
+        return FAULT_NONE
+    if choice == CHOICE_STATE_WRITTEN:
+        return FAULT_STATE_WRITTEN
+    return FAULT_BAD_CHOICE

@@ -41,7 +41,18 @@ from numba import njit
 
 from engine import rng
 from engine.cards import card_name, parse_card
-from engine.kernel import PLAY_CHUNK_SIG, POLICY_SIG, POLICY_TYPE  # noqa: F401 (re-exported)
+from engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
+    DONE,
+    FAULT,
+    FAULT_NONE,
+    IN_PLAY,
+    PLAY_CHUNK_SIG,
+    PLAY_DEALS_SIG,
+    POLICY_SIG,
+    POLICY_TYPE,
+    STATUS_SIZE,
+    choice_fault_nb,
+)
 
 ROWS = 4
 COLS = 13
@@ -68,6 +79,7 @@ PLAN = 123
 PLAN_CAP = 1024
 VERDICT = PLAN + PLAN_CAP
 STATE_SIZE = VERDICT + 1
+POLICY_SCRATCH = PLAN_DEAL  # from here on a policy may write; the rest only play changes
 
 MOVES_BASE = 1 << 14
 # 4 gaps; a column-1 gap takes one of the four 2s, any other gap one card: 16 moves at
@@ -381,7 +393,7 @@ def play_nb(seed, deal, rules, policy, params, state, log):
     start_nb(seed, deal, rules, state)
     stream = np.zeros(1, np.uint64)
     rng.stream_state_nb(seed, deal, rng.STREAM_POLICY, stream)
-    play_out_nb(seed, deal, rules, state, policy, params, stream, log)
+    return play_out_nb(seed, deal, rules, state, policy, params, stream, log)
 
 
 @njit(cache=True)
@@ -391,6 +403,7 @@ def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
     A redeal is made as soon as no move is possible and one remains (M5), from the
     stream of (seed, deal, redeal number), and logged as REDEAL_ACTION. Play stops
     at a win, at a loss, or when rules[1] (max_moves) card moves are made (M7).
+    Returns FAULT_NONE, or the policy fault (engine.kernel) that stopped play.
     """
     max_moves = rules[1]
     legal = np.empty(MAX_LEGAL, np.int16)
@@ -403,17 +416,18 @@ def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
             outcome = end_of_play_nb(state, max_moves)
             if outcome != PLAYING:
                 _finish_nb(state, outcome)
-                return
+                return FAULT_NONE
             _record_deal_score_nb(state)
             _redeal_nb(state, seed, deal, redeal_stream, gathered)
             action = REDEAL_ACTION
         else:
             if moves_nb(state) >= max_moves:
                 _finish_nb(state, CAPPED)
-                return
+                return FAULT_NONE
             choice = policy(state, legal, n, params, stream)
-            if choice < 0 or choice >= n:
-                raise ValueError("policy chose an action outside the legal list")
+            fault = choice_fault_nb(choice, n)
+            if fault != FAULT_NONE:
+                return fault
             action = legal[choice]
             apply_action_nb(state, action)
         if logged < log.shape[0]:
@@ -421,13 +435,31 @@ def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
         logged += 1
 
 
+@njit(PLAY_DEALS_SIG, cache=True)
+def play_deals_nb(policy, seed, start, rules, params, rows, logs, status):
+    """Play deals start .. start + len(rows) - 1: one result row (and log) per deal.
+
+    Stops at the first policy fault, with the faulty deal in status (engine.kernel)."""
+    state = np.empty(STATE_SIZE, np.int16)
+    status[DONE] = 0
+    status[FAULT] = FAULT_NONE
+    for i in range(rows.shape[0]):
+        status[IN_PLAY] = start + i
+        fault = play_nb(seed, start + i, rules, policy, params, state, logs[i])
+        if fault != FAULT_NONE:
+            status[FAULT] = fault
+            return
+        write_result_nb(state, rows[i])
+        status[DONE] = i + 1
+
+
 @njit(PLAY_CHUNK_SIG, cache=True)
 def play_chunk_nb(policy, seed, start, rules, params, rows, logs):
-    """Play deals start .. start + len(rows) - 1: one result row (and log) per deal."""
-    state = np.empty(STATE_SIZE, np.int16)
-    for i in range(rows.shape[0]):
-        play_nb(seed, start + i, rules, policy, params, state, logs[i])
-        write_result_nb(state, rows[i])
+    """play_deals_nb for callers that want an exception at a policy fault."""
+    status = np.zeros(STATUS_SIZE, np.int64)
+    play_deals_nb(policy, seed, start, rules, params, rows, logs, status)
+    if status[FAULT] != FAULT_NONE:
+        raise ValueError("the policy returned an invalid action index or wrote into the state")
 
 
 def cell_name(cell):

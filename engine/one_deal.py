@@ -5,7 +5,8 @@ from functools import partial
 import numpy as np
 
 from engine import rng
-from engine.runner import LOG_END, outcome_label, play_chunk_python
+from engine.job import LOG_END, play_chunk_python
+from engine.runner import outcome_label
 
 
 def play_one(game, policy, params, rules, seed, deal, layout=None):

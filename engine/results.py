@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from engine.files import temporary_path
+
 META_KEY = b"sim"
 ROW_GROUP_ROWS = 1 << 20
 _DELTA_COLUMNS = ("seed", "deal")
@@ -56,11 +58,6 @@ def rows_to_table(game, policy_name, seed, start, rows):
         else:
             arrays.append(pa.array(values.astype(column.type)))
     return pa.Table.from_arrays(arrays, schema=schema(game))
-
-
-def temporary_path(path):
-    path = Path(path)
-    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
 class ResultWriter:
@@ -118,7 +115,13 @@ def read_meta(path):
     return json.loads(raw)
 
 
-def copy_rows(path, writer):
-    """Copy every row of an existing result file into writer (for --resume)."""
+def copy_rows(path, writer, limit=None):
+    """Copy the rows of an existing result file (the first `limit`) into writer."""
+    left = limit
     for batch in pq.ParquetFile(path).iter_batches(batch_size=ROW_GROUP_ROWS):
+        if left is not None:
+            batch = batch.slice(0, left)
+            left -= batch.num_rows
         writer.write(pa.Table.from_batches([batch]).cast(writer.schema))
+        if left == 0:
+            return

@@ -1,33 +1,43 @@
-"""The batch runner: deals in chunks across long-lived worker processes, rows to Parquet.
+"""The batch runner: a run's deals through workers, into a result file that never lies.
 
 Deal i depends on (seed, i) alone, so chunking and the number of workers change speed,
-never rows. The parent compiles (or loads) the kernel and plays the first small chunk
-itself, which also measures the policy's speed to size the other chunks; then it forks
-the workers, which inherit the loaded kernel. Rows come back in deal order and are
-written as they arrive, so memory stays bounded and an interrupted run keeps a valid
-file of every deal finished before the interruption.
+never rows. What survives what:
+
+- Ctrl-C, SIGTERM or SIGHUP (a scheduler's stop): workers stop at once; every deal
+  finished in order is written to a valid file marked incomplete; exit 128 + signal.
+- A worker killed from outside: its chunks are played again by a fresh worker.
+- A policy that raises, exits, loops or breaks its contract: the run stops with one
+  line naming the policy, seed and deal; the deals before it are kept.
+- The parent killed outright: finished rows are in the run's journal within moments
+  (engine.journal); the next run of the same output salvages them.
+- A second run of the same output while the first is alive: refused (engine.files).
+
+The output is written under a temporary name and moved into place whole, after the
+move log, so the two always describe the same deals.
 """
 
+import contextlib
 import json
-import multiprocessing
 import os
+import re
 import signal
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from engine import results, rng
+from engine import journal, results
+from engine.files import FileLock, OutputError, check_output, same_file, temporary_path
+from engine.job import LOG_END, ChunkResult, PolicyFault, job_spec, load_kernel, play_chunk
+from engine.pool import ChunkPlanner, WorkerFailure
 from engine.stats import wilson_interval
 
-LOG_END = np.iinfo(np.int16).min  # fills the unused tail of a deal's action log
-PROBE_DEALS = 256
-CHUNK_SECONDS = 0.25
-MAX_CHUNK = 100_000
+DEFAULT_DEAL_TIMEOUT = 600.0
+PROBE_DEALS = 256  # deals the parent plays to size the chunks of a Dask run
+MAX_DEAL = 2**63 - 1
 
 
 class RunError(ValueError):
@@ -50,6 +60,7 @@ class RunRequest:
     resume: bool = False
     log_moves: Path | None = None
     scheduler: str | None = None  # a Dask scheduler address, or "local"
+    deal_timeout: float = DEFAULT_DEAL_TIMEOUT
 
     def description(self):
         return {
@@ -61,6 +72,7 @@ class RunRequest:
             "seed": self.seed,
             "start": self.start,
             "n": self.n,
+            "log_moves": str(Path(self.log_moves).absolute()) if self.log_moves else None,
         }
 
 
@@ -120,6 +132,10 @@ class RunResult:
     completed: bool
     wall_time: float
     deals_played: int  # in this invocation (not counting rows carried over by --resume)
+    kept: int = 0  # rows in the file written
+    signal: int | None = None  # the signal that stopped the run
+    error: str | None = None  # why the run stopped early, when not by a signal
+    notes: list = field(default_factory=list)  # things the user should know
 
 
 def default_filename(game, policy, params, rules, seed, start, n):
@@ -140,51 +156,362 @@ def _differs(policy, name, value):
 def run(request, progress=None):
     """Play the requested deals and write the result file; return a RunResult.
 
-    `progress(deals)` is called as chunks finish (first with any rows carried over by
-    --resume). KeyboardInterrupt (Ctrl-C, or SIGTERM, turned into one here) stops the
-    workers; the deals finished so far are kept in a valid file marked incomplete, which
-    --resume completes. Any other error leaves the output exactly as it was.
+    `progress(deals)` is called once play is about to start (with any rows carried
+    over by --resume, possibly 0) and then as deals finish, in order.
     """
-    out = _check_output(request)
-    resumed = results.read_meta(out) if request.resume else None
-    done_before = resumed["n_done"] if resumed else 0
-    log = _MoveLog(request, done_before)
-    writer = results.ResultWriter(out, request.game)
-    totals = Totals()
+    if request.start + request.n - 1 > MAX_DEAL:
+        raise RunError(f"deals {request.start} .. {request.start + request.n - 1} pass 2**63 - 1")
+    out, log = _checked_paths(request)
+    with contextlib.ExitStack() as locks:
+        try:
+            locks.enter_context(FileLock(out))
+            if log is not None:
+                locks.enter_context(FileLock(log))
+        except OutputError as error:
+            raise RunError(str(error)) from None
+        notes = _salvage(request, out, locks)
+        _remove_stale_temporaries(out, log)
+        before = _rows_before(request, out)
+        _check_log_for_resume(request, log, before)
+        result = _run_locked(request, out, log, before, progress)
+        result.notes = notes + result.notes
+        return result
+
+
+def _checked_paths(request):
+    try:
+        out = check_output(request.out, True, "--out")
+        if request.out.exists() and not (request.overwrite or request.resume):
+            raise OutputError(
+                f"{out} exists; use --overwrite to replace it or --resume to complete it"
+            )
+        log = None
+        if request.log_moves is not None:
+            log = check_output(request.log_moves, True, "--log-moves")
+            if same_file(out, log):
+                raise OutputError(f"--log-moves and --out name the same file: {log}")
+            if log.exists() and not (request.overwrite or request.resume):
+                raise OutputError(f"{log} exists; use --overwrite to replace it")
+    except OutputError as error:
+        raise RunError(str(error)) from None
+    return out, log
+
+
+def _rows_before(request, out):
+    """Rows of an interrupted run that --resume keeps (0 for a fresh run)."""
+    if not request.resume:
+        return 0
+    if not out.exists():
+        raise RunError(f"nothing to resume: {out} does not exist")
+    meta = results.read_meta(out)
+    mine = request.description()
+    for key in ("game", "rules", "policy", "params", "seed", "start", "n"):
+        if meta.get(key) != json.loads(json.dumps(mine[key])):
+            raise RunError(
+                f"cannot resume {out}: its {key} is {meta.get(key)!r}, this run's is {mine[key]!r}"
+            )
+    if meta.get("completed"):
+        raise RunError(f"{out} is already complete ({meta['n_done']} deals)")
+    theirs, ours = meta.get("log_moves"), mine["log_moves"]
+    if theirs is None and ours is not None:
+        raise RunError(
+            f"cannot resume {out} with --log-moves: its first {meta['n_done']:,} deals "
+            "were played without a move log"
+        )
+    if theirs is not None and (ours is None or not same_file(theirs, ours)):
+        raise RunError(f"{out} logs its moves to {theirs}: resume it with --log-moves {theirs}")
+    return int(meta["n_done"])
+
+
+def _check_log_for_resume(request, log, before):
+    if log is None or before == 0:
+        return
+    kept = journal.read_lines(log, before)
+    last = _parse_line(kept[-1]) if kept else {}
+    if (
+        len(kept) < before
+        or last.get("game") != request.game.name
+        or last.get("deal") != request.start + before - 1
+    ):
+        raise RunError(
+            f"cannot resume with {log}: it does not hold the move logs of the {before:,} deals done"
+        )
+
+
+def _parse_line(line):
+    try:
+        parsed = json.loads(line)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _run_locked(request, out, log, before, progress):
+    game = request.game
+    first = request.start + before
+    description = request.description()
+    rows_journal = journal.journal_path(out)
+    log_journal = journal.log_journal_path(log) if log else None
     started, clock = datetime.now(UTC), time.perf_counter()
     try:
-        if resumed:
-            _carry_over(out, writer, totals)
+        journal_file = journal.Journal(rows_journal, description, first, len(game.columns))
+        log_file = _MoveLog(request, log_journal) if log else None
+    except OSError as error:
+        raise RunError(_os_reason(error)) from None
+    totals = Totals()
+    if before:
+        _add_kept_rows(out, totals)
+    error = None
+    with _StopSignals() as stop:
+        try:
+            spec = job_spec(request)
+            load_kernel(spec)
+            stop.immediate = bool(request.scheduler)  # a Dask client cannot be polled
             if progress:
                 progress(totals.deals)
-        with _sigterm_as_interrupt():
-            for chunk_start, rows, logs in _play(request, request.start + done_before):
-                table = results.rows_to_table(
-                    request.game, request.policy.name, request.seed, chunk_start, rows
+            for result in _play(request, spec, first, stop):
+                if result.done:
+                    if log_file:
+                        log_file.write(result)
+                    journal_file.write(result.rows)
+                    totals.add(game, result.rows)
+                    if progress:
+                        progress(result.done)
+                if result.fault is not None:
+                    raise PolicyFault(
+                        request.policy.name, request.seed, result.fault_deal, result.fault
+                    )
+        except KeyboardInterrupt:
+            stop.signum = stop.signum or signal.SIGINT
+        except (PolicyFault, WorkerFailure, OSError) as failure:
+            error = _os_reason(failure) if isinstance(failure, OSError) else str(failure)
+        finally:
+            stop.immediate = False  # from here on a signal is noted, never cuts a write
+            journal_file.close()
+            if log_file:
+                log_file.close()
+        wall = time.perf_counter() - clock
+        if journal_file.rows == 0 and before == 0 and (error or stop.signum):
+            _discard(rows_journal, log_journal)  # nothing played: the output stays as it was
+            if error:
+                raise RunError(error)
+            return RunResult(out, totals, False, wall, 0, 0, stop.signum)
+        meta = description | {
+            "started_at": started.isoformat(timespec="seconds"),
+            "executor": _executor(request),
+        }
+        try:
+            kept = _finish(out, log, game, meta, before, rows_journal, log_journal, wall)
+        except OSError as failure:
+            raise RunError(
+                f"{_os_reason(failure)}; the finished deals are kept in {rows_journal}: "
+                "free some space and run the same command with --resume"
+            ) from None
+    return RunResult(out, totals, kept == request.n, wall, kept - before, kept, stop.signum, error)
+
+
+def _add_kept_rows(out, totals):
+    import pyarrow.parquet as pq
+
+    columns = [c for c in ("won", "score", "outcome") if c in pq.read_schema(out).names]
+    totals.add_table(pq.read_table(out, columns=columns))
+
+
+def _finish(out, log, game, meta, before, rows_journal, log_journal, wall):
+    """Merge what an earlier run kept with the journals into the final files.
+
+    The move log goes first, then the result file: a crash between the two leaves a
+    log that is only longer, and the journals are removed last, so salvage can redo it.
+    """
+    description, first, rows = journal.read(rows_journal)
+    if log is not None:
+        lines = journal.read_lines(log_journal, rows.shape[0])
+        rows = rows[: len(lines)]
+        _write_log(log, before, lines)
+    previous = results.read_meta(out) if before else {}
+    meta = meta | {
+        "sim_version": _version(),
+        "n_done": before + rows.shape[0],
+        "completed": before + rows.shape[0] == description["n"],
+        "wall_time": round(wall + previous.get("wall_time", 0), 3),
+    }
+    _write_results(out, game, description, before, first, rows, meta)
+    _discard(rows_journal, log_journal)
+    return meta["n_done"]
+
+
+def _write_log(log, before, lines):
+    tmp = temporary_path(log)
+    try:
+        with open(tmp, "w", encoding="utf-8") as file:
+            file.writelines(journal.read_lines(log, before))
+            file.writelines(lines)
+        os.replace(tmp, log)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_results(out, game, description, before, first, rows, meta):
+    writer = results.ResultWriter(out, game)
+    try:
+        if before:
+            results.copy_rows(out, writer, limit=before)
+        batch = results.ROW_GROUP_ROWS
+        for at in range(0, rows.shape[0], batch):
+            part = np.ascontiguousarray(rows[at : at + batch])
+            writer.write(
+                results.rows_to_table(
+                    game, description["policy"], description["seed"], first + at, part
                 )
-                writer.write(table)
-                totals.add(request.game, rows)
-                log.write(chunk_start, rows, logs)
-                if progress:
-                    progress(rows.shape[0])
-    except KeyboardInterrupt:
-        pass
+            )
+        writer.close(meta)
     except BaseException:
         writer.discard()
-        log.discard()
         raise
-    wall = time.perf_counter() - clock
-    meta = request.description() | {
-        "sim_version": _version(),
-        "n_done": writer.rows,
-        "completed": writer.rows == request.n,
-        "started_at": started.isoformat(timespec="seconds"),
-        "wall_time": round(wall + (resumed["wall_time"] if resumed else 0), 3),
-        "executor": _executor(request),
-    }
-    writer.close(meta)
-    log.close()
-    return RunResult(out, totals, writer.rows == request.n, wall, writer.rows - done_before)
+
+
+def _discard(*paths):
+    for path in paths:
+        if path is not None:
+            Path(path).unlink(missing_ok=True)
+
+
+# --- what a killed run left behind ------------------------------------------------
+
+
+def _salvage(request, out, locks):
+    """Turn the journal of a killed run of `out` into a valid incomplete result file."""
+    from engine.games import GAMES
+
+    path = journal.journal_path(out)
+    if not path.exists():
+        return []
+    try:
+        description, first, rows = journal.read(path)
+        game = GAMES[description["game"]]
+        before = first - description["start"]
+    except (journal.JournalError, KeyError, TypeError):
+        path.unlink()
+        return []
+    log = description.get("log_moves")
+    log_journal = journal.log_journal_path(log) if log else None
+    if rows.shape[0] == 0 or request.overwrite:
+        _discard(path, log_journal)
+        return [f"discarded {len(rows):,} deals a killed run left for {out}"] if len(rows) else []
+    if not _may_salvage_into(out, description, before):
+        raise RunError(
+            f"a killed run left {rows.shape[0]:,} finished deals for {out} in {path} that "
+            f"do not continue {out}; move {out} away to keep them, or use --overwrite"
+        )
+    if log and not (request.log_moves and same_file(log, request.log_moves)):
+        with contextlib.suppress(OutputError):
+            locks.enter_context(FileLock(log))
+    meta = description | {"salvaged": True, "executor": "recovered from a killed run"}
+    kept = _finish(out, Path(log) if log else None, game, meta, before, path, log_journal, 0.0)
+    note = f"recovered {kept:,} finished deals of a killed run into {out}"
+    if not request.resume:
+        raise RunError(f"{note}; run the same command with --resume to finish it")
+    return [note]
+
+
+def _may_salvage_into(out, description, before):
+    """Whether out is missing, or the same run's incomplete file that the journal extends."""
+    if not out.exists():
+        return before == 0
+    try:
+        meta = results.read_meta(out)
+    except results.ResultFileError:
+        return False
+    same = all(meta.get(k) == description.get(k) for k in ("game", "rules", "policy", "params"))
+    same = same and all(meta.get(k) == description.get(k) for k in ("seed", "start", "n"))
+    return same and not meta.get("completed") and meta.get("n_done") == before
+
+
+def _remove_stale_temporaries(*paths):
+    """Remove `.NAME.PID.tmp` files that dead processes left beside our outputs."""
+    for path in paths:
+        if path is None:
+            continue
+        pattern = re.compile(rf"\.{re.escape(path.name)}\.(\d+)\.tmp")
+        with contextlib.suppress(OSError):
+            for sibling in path.parent.iterdir():
+                match = pattern.fullmatch(sibling.name)
+                if match and not _alive(int(match.group(1))) and sibling.is_file():
+                    sibling.unlink(missing_ok=True)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --- playing -----------------------------------------------------------------------
+
+
+def _play(request, spec, first, stop):
+    """ChunkResults in deal order, deals first .. start + n - 1."""
+    from engine import pool
+
+    end = request.start + request.n
+    if first >= end:
+        return
+    if request.scheduler:
+        yield from _play_on_cluster(request, spec, first, end)
+        return
+    planner = ChunkPlanner(first, end, request.workers)
+    yield from pool.play(spec, planner, request.workers, stop.requested, request.deal_timeout)
+
+
+def _play_on_cluster(request, spec, first, end):
+    from engine import cluster
+
+    probe = min(PROBE_DEALS, end - first)
+    result = play_chunk(spec, (first, probe))
+    yield result
+    if result.fault is not None or first + probe >= end:
+        return
+    per_deal = max(result.seconds / probe, 1e-7)
+    size = int(max(1, min(cluster.MAX_CHUNK, cluster.CHUNK_SECONDS / per_deal)))
+    chunks = ((s, min(size, end - s)) for s in range(first + probe, end, size))
+    yield from cluster.play(spec, chunks, request.scheduler, request.workers)
+
+
+class _StopSignals:
+    """Within the block, SIGINT, SIGTERM and SIGHUP ask the run to stop.
+
+    While `immediate` (loading the kernel, or waiting on a Dask cluster) a signal
+    interrupts at once; otherwise it only sets `signum`, which the pool polls, so that
+    no write is ever cut in half."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self):
+        self.signum = None
+        self.immediate = True
+        self._old = {}
+
+    def requested(self):
+        return self.signum is not None
+
+    def _handle(self, signum, frame):
+        self.signum = self.signum or signum
+        if self.immediate:
+            raise KeyboardInterrupt
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._old = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc):
+        for signum, old in self._old.items():
+            signal.signal(signum, old)
 
 
 def _executor(request):
@@ -202,177 +529,10 @@ def _version():
         return "unknown"
 
 
-def _check_output(request):
-    out = Path(request.out)
-    if out.is_dir():
-        raise RunError(f"{out} is a folder; give a file name for --out")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise RunError(f"cannot create folder {out.parent}: {error.strerror}") from None
-    if not os.access(out.parent, os.W_OK):
-        raise RunError(f"cannot write to folder {out.parent}")
-    if request.resume:
-        _check_resumable(request, out)
-    elif out.exists() and not request.overwrite:
-        raise RunError(f"{out} exists; use --overwrite to replace it or --resume to complete it")
-    return out
+def _os_reason(error):
+    from engine.files import describe_os_error
 
-
-def _check_resumable(request, out):
-    if not out.exists():
-        raise RunError(f"nothing to resume: {out} does not exist")
-    meta = results.read_meta(out)
-    mine = request.description()
-    for key in ("game", "rules", "policy", "params", "seed", "start", "n"):
-        if meta.get(key) != json.loads(json.dumps(mine[key])):
-            raise RunError(
-                f"cannot resume {out}: its {key} is {meta.get(key)!r}, this run's is {mine[key]!r}"
-            )
-    if meta.get("completed"):
-        raise RunError(f"{out} is already complete ({meta['n_done']} deals)")
-
-
-def _carry_over(out, writer, totals):
-    import pyarrow.parquet as pq
-
-    results.copy_rows(out, writer)
-    columns = [c for c in ("won", "score", "outcome") if c in writer.schema.names]
-    totals.add_table(pq.read_table(out, columns=columns))
-
-
-class _sigterm_as_interrupt:
-    """Within the block, SIGTERM stops the run the way Ctrl-C does."""
-
-    def __enter__(self):
-        self._main = threading.current_thread() is threading.main_thread()
-        if self._main:  # only the main thread may set handlers
-            self._old = signal.signal(signal.SIGTERM, _raise_interrupt)
-
-    def __exit__(self, *exc):
-        if self._main:
-            signal.signal(signal.SIGTERM, self._old)
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-# --- playing chunks -------------------------------------------------------------
-
-
-def job_spec(request):
-    """What a worker needs to play chunks of this run: small, picklable, by name."""
-    return {
-        "game": request.game.name,
-        "policy": request.policy_spec,
-        "params": request.params,
-        "rules": request.rules,
-        "seed": request.seed,
-        "log": request.log_moves is not None,
-    }
-
-
-_JOBS = {}  # resolved jobs of this process, by spec
-
-
-def resolve_job(spec):
-    key = json.dumps(spec, sort_keys=True)
-    if key not in _JOBS:
-        from engine.games import GAMES
-        from policies.registry import resolve
-
-        game = GAMES[spec["game"]]
-        policy = resolve(game.name, spec["policy"])
-        _JOBS[key] = {
-            "module": game.module,
-            "columns": len(game.columns),
-            "choose": policy.choose,
-            "compiled": policy.compiled,
-            "seed": spec["seed"],
-            "rules": game.rules_vector(spec["rules"]),
-            "params": policy.param_vector(spec["params"]),
-            "log_width": game.max_log(spec["rules"]) if spec["log"] else 0,
-        }
-    return _JOBS[key]
-
-
-def play_chunk(spec, chunk):
-    """(start, rows, logs) of deals chunk[0] .. chunk[0] + chunk[1] - 1 of the job spec."""
-    job = resolve_job(spec)
-    start, count = chunk
-    rows = np.zeros((count, job["columns"]), np.int32)
-    logs = np.full((count, job["log_width"]), LOG_END, np.int16)
-    module = job["module"]
-    kernel = module.play_chunk_nb if job["compiled"] else partial(play_chunk_python, module)
-    kernel(job["choose"], job["seed"], start, job["rules"], job["params"], rows, logs)
-    return start, rows, logs
-
-
-def play_chunk_python(module, choose, seed, start, rules, params, rows, logs):
-    """The interpreted twin of module.play_chunk_nb, for a policy that is not compiled."""
-    state = np.zeros(module.STATE_SIZE, np.int16)
-    for i in range(rows.shape[0]):
-        play_deal_python(module, seed, start + i, rules, choose, params, state, logs[i])
-        module.write_result_nb(state, rows[i])
-
-
-def play_deal_python(module, seed, deal, rules, choose, params, state, log):
-    """The interpreted twin of module.play_nb: the compiled rules, a Python policy."""
-    module.start_nb(seed, deal, rules, state)
-    stream = rng.new_stream(seed, deal, rng.STREAM_POLICY)
-    play_out = getattr(module.play_out_nb, "py_func", module.play_out_nb)
-    play_out(seed, deal, rules, state, choose, params, stream, log)
-
-
-def _play(request, first):
-    """Yield (chunk start, rows, logs) in deal order, deals first .. start + n - 1."""
-    spec = job_spec(request)
-    end = request.start + request.n
-    if first >= end:
-        return
-    probe = min(PROBE_DEALS, end - first)
-    play_chunk(spec, (first, 1))  # compiles or loads the kernel before timing or forking
-    clock = time.perf_counter()
-    yield play_chunk(spec, (first, probe))
-    per_deal = max((time.perf_counter() - clock) / probe, 1e-7)
-    if request.scheduler:
-        from engine import cluster
-
-        chunks = _chunks(first + probe, end, per_deal, request.workers, cluster.CHUNK_SECONDS)
-        yield from cluster.play(spec, chunks, request.scheduler, request.workers)
-        return
-    chunks = _chunks(first + probe, end, per_deal, request.workers)
-    if request.workers <= 1 or len(chunks) <= 1:
-        for chunk in chunks:
-            yield play_chunk(spec, chunk)
-        return
-    yield from _play_in_workers(spec, chunks, request.workers)
-
-
-def _chunks(first, end, per_deal, workers, seconds=CHUNK_SECONDS):
-    size = int(min(MAX_CHUNK, max(1, seconds / per_deal)))
-    size = max(1, min(size, -(-(end - first) // (workers * 4))))
-    return [(s, min(size, end - s)) for s in range(first, end, size)]
-
-
-def _play_in_workers(spec, chunks, workers):
-    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    pool = context.Pool(workers, initializer=_worker_init)
-    try:
-        yield from pool.imap(partial(play_chunk, spec), chunks)
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
-
-
-def _worker_init():
-    # The parent owns Ctrl-C: it stops the workers and writes what they finished.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    return describe_os_error(error)
 
 
 # --- move logs ---------------------------------------------------------------------
@@ -390,41 +550,24 @@ def outcome_label(game, row):
 
 
 class _MoveLog:
-    """The --log-moves JSON Lines file, written beside the rows and moved into place."""
+    """The --log-moves lines of a run's own deals, appended to the log journal."""
 
-    def __init__(self, request, keep_lines):
+    def __init__(self, request, path):
         self.request = request
-        self.path = Path(request.log_moves) if request.log_moves else None
-        if self.path is None:
-            return
-        if self.path.exists() and not (request.overwrite or request.resume):
-            raise RunError(f"{self.path} exists; use --overwrite to replace it")
-        self.tmp = results.temporary_path(self.path)
-        self.file = open(self.tmp, "w")  # noqa: SIM115 (closed by close/discard)
-        if keep_lines and self.path.exists():
-            with open(self.path) as old:
-                for _, line in zip(range(keep_lines), old, strict=False):
-                    self.file.write(line)
+        self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close)
 
-    def write(self, start, rows, logs):
-        if self.path is None:
-            return
+    def write(self, result: ChunkResult):
         request, game = self.request, self.request.game
         header = {"game": game.name, "seed": request.seed}
         rules = game.nondefault_rules(request.rules)
-        for i, actions in enumerate(logs):
+        for i, actions in enumerate(result.logs):
+            deal = result.start + i
             played = [int(a) for a in actions if a != LOG_END]
-            line = header | {"deal": start + i, "policy": request.policy.name} | rules
-            line |= game.move_log(request.seed, start + i, request.rules, played)
-            line |= outcome_label(game, rows[i])
+            line = header | {"deal": deal, "policy": request.policy.name} | rules
+            line |= game.move_log(request.seed, deal, request.rules, played)
+            line |= outcome_label(game, result.rows[i])
             self.file.write(json.dumps(line) + "\n")
+        self.file.flush()  # before the rows reach their journal: the log is never shorter
 
     def close(self):
-        if self.path is not None:
-            self.file.close()
-            os.replace(self.tmp, self.path)
-
-    def discard(self):
-        if self.path is not None:
-            self.file.close()
-            self.tmp.unlink(missing_ok=True)
+        self.file.close()

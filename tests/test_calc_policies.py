@@ -6,7 +6,7 @@ from calc_helpers import position
 
 from engine import calc, rng
 from engine.games import CALC
-from engine.runner import play_chunk_python
+from engine.job import play_chunk_python
 from policies.calc import steps_until_needed_nb
 from policies.registry import resolve
 

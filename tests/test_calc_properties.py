@@ -5,8 +5,8 @@ import pytest
 
 from engine import calc, rng
 from engine.games import CALC
+from engine.job import LOG_END, play_chunk_python
 from engine.referee import check_line
-from engine.runner import LOG_END, play_chunk_python
 from policies.registry import builtin_policies
 
 # The heuristics; the search policies, thousands of times slower, have their own tests.

@@ -98,7 +98,7 @@ def test_interrupting_a_cluster_run_keeps_its_deals_and_resume_completes_it(tmp_
     env = os.environ | {"PYTHONPATH": str(ROOT / "tests" / "plugins")}
     process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
-    while not list(tmp_path.glob(".r.parquet.*.tmp")) and time.time() < deadline:
+    while not (tmp_path / ".r.parquet.journal").exists() and time.time() < deadline:
         time.sleep(0.05)
     time.sleep(4.0)
     process.send_signal(signal.SIGINT)

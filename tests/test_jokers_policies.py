@@ -14,8 +14,8 @@ from jokers_helpers import ACTIONS, cards_in_play, legal_notation, position
 from engine import jokers, rng
 from engine.cards import JOKER
 from engine.games import JOKERS
+from engine.job import LOG_END, play_deal_python
 from engine.referee import check_line
-from engine.runner import LOG_END, play_deal_python
 from policies import jokers as jokers_policies
 from policies.registry import builtin_policies
 

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from jokers_helpers import cards_in_play, columns_of, legal_notation, play, position
 
-from engine import jokers
+from engine import jokers, kernel, rng
 from engine.cards import JOKER, card_name, parse_card
 from engine.games import JOKERS
-from engine.runner import play_deal_python, rng
+from engine.job import play_deal_python
 
 
 def dealt(seed, deal, max_moves=2000):
@@ -189,10 +189,11 @@ def test_J8_a_policy_outside_the_legal_list_is_refused():
         return n_legal
 
     state = np.zeros(jokers.STATE_SIZE, np.int16)
-    with pytest.raises(ValueError):
-        play_deal_python(
-            jokers, 1, 0, np.array([2000], np.int64), bad, np.zeros(0), state, np.zeros(0, np.int16)
-        )
+    fault = play_deal_python(
+        jokers, 1, 0, np.array([2000], np.int64), bad, np.zeros(0), state, np.zeros(0, np.int16)
+    )
+    assert fault == kernel.FAULT_BAD_CHOICE
+    assert state[jokers.MOVES_LO] == 0  # the move was never made
 
 
 @pytest.mark.parametrize("cap", [1, 5, 40])

@@ -8,9 +8,9 @@ from jokers_helpers import columns_of, legal_notation, play, position
 
 from engine import jokers, rng
 from engine.games import JOKERS
+from engine.job import LOG_END
 from engine.referee import IllegalMove, check_line
 from engine.referee.jokers import Position
-from engine.runner import LOG_END
 from policies import jokers as jokers_policies
 
 SOLVER = jokers_policies.solver

@@ -11,8 +11,8 @@ from montana_helpers import POLICIES, column, play_deals
 
 from engine import montana
 from engine.games import GAMES
+from engine.job import LOG_END, play_chunk_python
 from engine.referee.montana import check
-from engine.runner import LOG_END, play_chunk_python
 
 # The search policy with a small budget, so that the properties run on many deals.
 SETTINGS = {"random": (), "first": (), "greedy": (), "search": ("nodes=300",)}

@@ -1,0 +1,229 @@
+"""What a worker plays: a job (game, policy, rules, seed) and chunks of its deals.
+
+A job travels as a small picklable spec, by name, so a forked worker, a Dask worker and
+the parent all resolve it to the same compiled kernel. Playing a chunk never raises for
+a policy's misbehaviour: the result says how many deals were finished and, if play
+stopped early, which deal and why, so the caller keeps every deal before the fault.
+
+A policy that is not built in is guarded: it is handed the state as always, but the
+rules part of the state and the legal list are compared after each choice, so a policy
+that writes into them (to fake a win, say) is caught instead of believed.
+"""
+
+import json
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from engine import kernel, rng
+
+LOG_END = np.iinfo(np.int16).min  # fills the unused tail of a deal's action log
+_NOT_AN_INDEX = -2_000_000  # what a guarded Python policy's non-integer answer becomes
+
+
+class PolicyFault(RuntimeError):
+    """A policy misbehaved on one deal: it raised, exited, looped, or broke the contract."""
+
+    def __init__(self, policy, seed, deal, reason):
+        super().__init__(f"policy {policy} {reason} (seed {seed}, deal {deal})")
+        self.policy, self.seed, self.deal, self.reason = policy, seed, deal, reason
+
+
+FAULT_REASONS = {
+    kernel.FAULT_BAD_CHOICE: "returned an index outside the legal list",
+    kernel.FAULT_STATE_WRITTEN: "wrote into the game state it was given (it may only read it)",
+}
+
+
+@dataclass
+class ChunkResult:
+    """Rows (and logs) of the deals start .. start + done - 1, finished in order.
+
+    `fault`, when set, is why deal start + done could not be played."""
+
+    start: int
+    rows: np.ndarray
+    logs: np.ndarray
+    seconds: float = 0.0
+    fault: str | None = None
+
+    @property
+    def done(self):
+        return self.rows.shape[0]
+
+    @property
+    def fault_deal(self):
+        return self.start + self.done
+
+
+@dataclass
+class Job:
+    game: object
+    policy: object
+    module: object
+    choose: object
+    compiled: bool
+    seed: int
+    rules: np.ndarray
+    params: np.ndarray
+    log_width: int
+
+
+def job_spec(request):
+    """What a worker needs to play chunks of a run: small, picklable, by name."""
+    return {
+        "game": request.game.name,
+        "policy": request.policy_spec,
+        "params": request.params,
+        "rules": request.rules,
+        "seed": request.seed,
+        "log": request.log_moves is not None,
+    }
+
+
+_JOBS = {}  # resolved jobs of this process, by spec
+
+
+def resolve_job(spec):
+    key = json.dumps(spec, sort_keys=True)
+    if key not in _JOBS:
+        from engine.games import GAMES
+        from policies.registry import builtin_policies, resolve
+
+        game = GAMES[spec["game"]]
+        policy = resolve(game.name, spec["policy"])
+        choose = policy.choose
+        if not any(p is policy for p in builtin_policies(game.name)):
+            choose = guarded(choose, game.module.POLICY_SCRATCH, policy.compiled)
+        _JOBS[key] = Job(
+            game=game,
+            policy=policy,
+            module=game.module,
+            choose=choose,
+            compiled=policy.compiled,
+            seed=spec["seed"],
+            rules=game.rules_vector(spec["rules"]),
+            params=policy.param_vector(spec["params"]),
+            log_width=game.max_log(spec["rules"]) if spec["log"] else 0,
+        )
+    return _JOBS[key]
+
+
+def load_kernel(spec):
+    """Compile or load the job's kernel (and guard) without playing a deal."""
+    play_chunk(spec, (0, 0))
+
+
+def play_chunk(spec, chunk, status=None):
+    """The ChunkResult of deals chunk[0] .. chunk[0] + chunk[1] - 1 of the job spec.
+
+    `status` (engine.kernel's block) may live in memory shared with a watching parent."""
+    job = resolve_job(spec)
+    start, count = chunk
+    rows = np.zeros((count, len(job.game.columns)), np.int32)
+    logs = np.full((count, job.log_width), LOG_END, np.int16)
+    if status is None:
+        status = np.zeros(kernel.STATUS_SIZE, np.int64)
+    clock = time.perf_counter()
+    if job.compiled:
+        job.module.play_deals_nb(
+            job.choose, job.seed, start, job.rules, job.params, rows, logs, status
+        )
+        fault = FAULT_REASONS.get(int(status[kernel.FAULT]))
+    else:
+        fault = play_deals_python(job, start, rows, logs, status)
+    done = int(status[kernel.DONE])
+    return ChunkResult(start, rows[:done], logs[:done], time.perf_counter() - clock, fault)
+
+
+def play_deals_python(job, start, rows, logs, status):
+    """The interpreted twin of module.play_deals_nb; returns a fault reason or None."""
+    module = job.module
+    state = np.zeros(module.STATE_SIZE, np.int16)
+    status[kernel.DONE] = 0
+    for i in range(rows.shape[0]):
+        status[kernel.IN_PLAY] = start + i
+        try:
+            code = play_deal_python(
+                module, job.seed, start + i, job.rules, job.choose, job.params, state, logs[i]
+            )
+        except SystemExit as error:
+            return f"called sys.exit({error.code!r})"
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:
+            return f"raised {_one_line(error)}"
+        if code != kernel.FAULT_NONE:
+            return FAULT_REASONS[code]
+        module.write_result_nb(state, rows[i])
+        status[kernel.DONE] = i + 1
+    return None
+
+
+def play_chunk_python(module, choose, seed, start, rules, params, rows, logs):
+    """The interpreted twin of module.play_chunk_nb: raises at a policy fault."""
+    state = np.zeros(module.STATE_SIZE, np.int16)
+    for i in range(rows.shape[0]):
+        code = play_deal_python(module, seed, start + i, rules, choose, params, state, logs[i])
+        if code != kernel.FAULT_NONE:
+            raise ValueError(f"the policy {FAULT_REASONS[code]} (deal {start + i})")
+        module.write_result_nb(state, rows[i])
+
+
+def play_deal_python(module, seed, deal, rules, choose, params, state, log):
+    """The interpreted twin of module.play_nb: the compiled rules, a Python policy."""
+    module.start_nb(seed, deal, rules, state)
+    stream = rng.new_stream(seed, deal, rng.STREAM_POLICY)
+    play_out = getattr(module.play_out_nb, "py_func", module.play_out_nb)
+    return play_out(seed, deal, rules, state, choose, params, stream, log)
+
+
+def _one_line(error):
+    text = " ".join(str(error).split())
+    text = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+# --- guarding policies that are not built in ---------------------------------------
+
+
+def guarded(choose, protected, compiled):
+    """choose, checked: CHOICE_STATE_WRITTEN if it changed state[:protected] or legal."""
+    return _guard_compiled(choose, protected) if compiled else _guard_python(choose, protected)
+
+
+def _guard_python(choose, protected):
+    def guarded_choose(state, legal, n_legal, params, stream):
+        state_before = state[:protected].copy()
+        legal_before = legal[:n_legal].copy()
+        choice = choose(state, legal, n_legal, params, stream)
+        if not (
+            np.array_equal(state[:protected], state_before)
+            and np.array_equal(legal[:n_legal], legal_before)
+        ):
+            return kernel.CHOICE_STATE_WRITTEN
+        if isinstance(choice, bool) or not isinstance(choice, int | np.integer):
+            return _NOT_AN_INDEX
+        return int(choice)
+
+    return guarded_choose
+
+
+def _guard_compiled(choose, protected):
+    # A closure over the plug-in's own dispatcher: compiled once per run, not cached.
+    @njit(kernel.POLICY_SIG)
+    def guarded_choose_nb(state, legal, n_legal, params, stream):
+        state_before = state[:protected].copy()
+        legal_before = legal[:n_legal].copy()
+        choice = choose(state, legal, n_legal, params, stream)
+        for i in range(protected):
+            if state[i] != state_before[i]:
+                return kernel.CHOICE_STATE_WRITTEN
+        for i in range(n_legal):
+            if legal[i] != legal_before[i]:
+                return kernel.CHOICE_STATE_WRITTEN
+        return choice
+
+    return guarded_choose_nb

@@ -1,0 +1,243 @@
+"""Deals played across local worker processes that can die, loop or be signalled.
+
+The parent forks long-lived workers after it has loaded the kernel, hands each a
+couple of chunks at a time over its own pipe, and puts the results back in deal order.
+It never blocks on one worker: it waits on every pipe and every process at once, with a
+timeout, so that it notices
+
+- a worker that dies (the kernel's out-of-memory killer, `kill -9`): its chunks are
+  played again by a fresh worker; a chunk that kills two workers stops the run;
+- a deal that makes no progress for `deal_timeout` seconds (a policy that loops): the
+  worker is killed and the run stops, naming the deal;
+- a stop asked for by a signal: the caller's `should_stop()` turns true.
+
+Each worker writes the deal it is playing into a status block in shared memory, so the
+parent always knows where every worker is. Workers die with the parent (PDEATHSIG), so
+a killed parent leaves no orphan playing on.
+"""
+
+import collections
+import ctypes
+import mmap
+import multiprocessing
+import os
+import signal
+import time
+from multiprocessing.connection import wait
+
+import numpy as np
+
+from engine import kernel
+from engine.job import ChunkResult, play_chunk
+
+CHUNK_SECONDS = 0.25  # a chunk long enough that its overhead is noise, short enough to stop
+MAX_CHUNK = 100_000
+IN_FLIGHT = 2  # chunks handed to a worker at once, so it never waits for the parent
+POLL_SECONDS = 0.2
+ATTEMPTS = 2  # a chunk whose worker died is played once more, then the run stops
+
+
+class WorkerFailure(RuntimeError):
+    """A worker failed in a way that is not the policy's: a fault of the kernel itself."""
+
+
+class ChunkPlanner:
+    """Chunks (start, count) of deals first .. end - 1, sized as the run goes.
+
+    The first chunks are tiny (1, 2, 4... deals), so a slow policy shows progress from
+    its first deal; then each chunk is sized to take about CHUNK_SECONDS at the speed
+    measured so far. Chunks are made one at a time, so any count of deals costs nothing
+    up front."""
+
+    def __init__(self, first, end, workers, seconds=CHUNK_SECONDS):
+        self.next_start, self.end, self.workers, self.seconds = first, end, workers, seconds
+        self.last_size = 0
+        self.deals_timed, self.seconds_timed = 0, 0.0
+
+    def record(self, deals, seconds):
+        self.deals_timed += deals
+        self.seconds_timed += seconds
+
+    def next(self):
+        if self.next_start >= self.end:
+            return None
+        size = max(1, 2 * self.last_size)
+        if self.deals_timed:
+            per_deal = max(self.seconds_timed / self.deals_timed, 1e-8)
+            target = int(min(MAX_CHUNK, max(1, self.seconds / per_deal)))
+            size = min(target, 8 * max(1, self.last_size))
+            # Near the end, smaller chunks keep every worker busy to the last deal.
+            left = self.end - self.next_start
+            size = max(1, min(size, -(-left // (self.workers * 4))))
+        self.last_size = size
+        count = min(size, self.end - self.next_start)
+        chunk = (self.next_start, count)
+        self.next_start += count
+        return chunk
+
+
+class _Worker:
+    def __init__(self, context, spec, slot, status):
+        self.slot = slot
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=_worker_main, args=(child, spec, status[slot], os.getpid()), daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.tasks = collections.deque()  # chunks sent, in the order they will come back
+        self.seen_deal, self.seen_at = None, time.monotonic()
+
+    def send(self, chunk):
+        self.tasks.append(chunk)
+        self.conn.send(chunk)
+
+    def kill(self):
+        if self.process.is_alive():
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.join()
+        self.conn.close()
+
+
+def play(spec, planner, workers, should_stop, deal_timeout):
+    """Yield ChunkResults in deal order; stop at the first policy fault (yielded last)."""
+    shared = mmap.mmap(-1, 8 * kernel.STATUS_SIZE * workers)
+    status = np.frombuffer(shared, np.int64).reshape(workers, kernel.STATUS_SIZE)
+    context = multiprocessing.get_context("fork")
+    pool = [_Worker(context, spec, slot, status) for slot in range(workers)]
+    retry = collections.deque()  # chunks of dead workers, played again before new ones
+    attempts = collections.Counter()
+    waiting = {}  # finished chunks held back until every earlier one has arrived
+    position = planner.next_start
+    fault_at = None  # the first deal a policy fault stopped, once one is known
+    try:
+        for worker in pool:
+            _feed(worker, planner, retry, fault_at)
+        while any(w.tasks for w in pool):
+            if should_stop():
+                raise KeyboardInterrupt
+            ready = wait([w.conn for w in pool] + [w.process.sentinel for w in pool], POLL_SECONDS)
+            for i, worker in enumerate(pool):
+                if worker.conn in ready:
+                    result = _receive(worker)
+                    if result is not None:
+                        planner.record(result.done, result.seconds)
+                        waiting[result.start] = result
+                        if result.fault is not None:
+                            fault_at = min(fault_at or result.fault_deal, result.fault_deal)
+                failure = None
+                if worker.process.sentinel in ready and not worker.process.is_alive():
+                    failure = _died(worker, status, retry, attempts)
+                elif (stuck := _stuck_deal(worker, status, deal_timeout)) is not None:
+                    failure = _stop_at(worker, stuck, retry, _loop_reason(deal_timeout))
+                if worker.process.exitcode is not None:
+                    pool[i] = worker = _Worker(context, spec, worker.slot, status)
+                if failure is not None:
+                    waiting[failure.start] = failure
+                    fault_at = min(fault_at or failure.start, failure.start)
+                _feed(worker, planner, retry, fault_at)
+            while position in waiting:
+                result = waiting.pop(position)
+                yield result
+                if result.fault is not None:
+                    return
+                position += result.done
+    finally:
+        for worker in pool:
+            worker.kill()
+
+
+def _feed(worker, planner, retry, fault_at):
+    while len(worker.tasks) < IN_FLIGHT:
+        chunk = retry.popleft() if retry else None
+        if chunk is None and fault_at is None:
+            chunk = planner.next()
+        if chunk is None:
+            return
+        worker.send(chunk)
+
+
+def _receive(worker):
+    try:
+        message = worker.conn.recv()
+    except (EOFError, OSError):
+        return None  # it died mid-message; the sentinel says so next
+    if isinstance(message, BaseException):
+        raise message
+    worker.tasks.popleft()
+    return message
+
+
+def _died(worker, status, retry, attempts):
+    """Send a dead worker's chunks to retry; a fault once a chunk has killed two."""
+    code = worker.process.exitcode
+    deal = int(status[worker.slot, kernel.IN_PLAY])
+    if worker.tasks:
+        attempts[worker.tasks[0]] += 1
+        if attempts[worker.tasks[0]] >= ATTEMPTS:
+            if code < 0:
+                reason = f"lost its worker to signal {-code}, twice (out of memory?)"
+            else:
+                reason = f"ended its worker process, twice (exit code {code})"
+            return _stop_at(worker, deal, retry, reason)
+    retry.extendleft(reversed(worker.tasks))
+    worker.kill()
+    return None
+
+
+def _stuck_deal(worker, status, deal_timeout):
+    """The deal a worker has been playing for longer than deal_timeout, if any."""
+    now = time.monotonic()
+    deal = int(status[worker.slot, kernel.IN_PLAY])
+    if not worker.tasks or deal != worker.seen_deal:
+        worker.seen_deal, worker.seen_at = deal, now
+        return None
+    return deal if now - worker.seen_at > deal_timeout else None
+
+
+def _stop_at(worker, deal, retry, reason):
+    """Kill a failed worker; its deals before `deal` are played again elsewhere."""
+    worker.kill()
+    start, _ = worker.tasks[0]
+    if deal > start:
+        retry.appendleft((start, deal - start))
+    empty = np.zeros((0, 0), np.int32)
+    return ChunkResult(deal, empty, empty.astype(np.int16), 0.0, reason)
+
+
+def _loop_reason(deal_timeout):
+    return (
+        f"made no progress for {deal_timeout:g} s (does it loop? --deal-timeout allows "
+        "a slow policy more)"
+    )
+
+
+def _worker_main(conn, spec, status, parent):
+    _die_with_parent(parent)
+    # The parent owns Ctrl-C and SIGTERM: it stops the workers and writes what they did.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    while True:
+        try:
+            chunk = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        try:
+            result = play_chunk(spec, chunk, status)
+        except BaseException as error:  # a fault of the kernel itself: the parent reports it
+            conn.send(WorkerFailure(f"a worker failed: {type(error).__name__}: {error}"))
+            return
+        conn.send(result)
+
+
+def _die_with_parent(parent):
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+
+__all__ = ["ChunkPlanner", "ChunkResult", "WorkerFailure", "play"]

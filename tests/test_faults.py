@@ -1,0 +1,341 @@
+"""Runs under real faults: killed workers, signals to the process group, a killed parent,
+misbehaving plug-ins, two runs at once. Each test looks at the files and the process
+table afterwards: no deal lost or duplicated, no orphan, no litter, one-line errors."""
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT
+
+from engine import calc, journal
+
+PLUGINS = ROOT / "tests" / "plugins"
+ENV = os.environ | {"PYTHONPATH": str(PLUGINS), "TQDM_DISABLE": "1"}
+SLOW = ["-p", "slow_greedy:py_greedy", "--param", "delay_ms=2"]
+
+
+def command(*args):
+    return [sys.executable, "-m", "cli.main", "calc", *map(str, args)]
+
+
+def sim(*args, timeout=180):
+    return subprocess.run(
+        command(*args), cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def start(*args):
+    return subprocess.Popen(
+        command(*args),
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a batch scheduler makes
+    )
+
+
+def wait_for_rows(out, rows=1, timeout=90):
+    """Wait until the run's journal holds at least `rows` finished deals."""
+    path = journal.journal_path(out)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with contextlib.suppress(OSError, journal.JournalError):
+            if len(journal.read(path)[2]) >= rows:
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"no finished deal reached {path}")
+
+
+def children(pid):
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead: it only waits to be reaped
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def group_is_gone(pgid, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def table(path):
+    return pq.read_table(path).drop_columns(["policy"])
+
+
+def meta(path):
+    return json.loads(pq.read_metadata(path).metadata[b"sim"])
+
+
+def clean_run(tmp_path, n, seed):
+    """The rows of an uninterrupted run of the compiled greedy (py-greedy plays alike)."""
+    out = tmp_path / "clean.parquet"
+    done = sim("-n", n, "--seed", seed, "--out", out, "-q")
+    assert done.returncode == 0, done.stderr
+    return table(out)
+
+
+def litter(folder, keep):
+    return sorted(p.name for p in Path(folder).iterdir() if p.name not in keep)
+
+
+def test_a_worker_killed_from_outside_is_replaced_and_no_deal_is_lost(tmp_path):
+    out = tmp_path / "r.parquet"
+    process = start(*SLOW, "-n", 3000, "--seed", 5, "--workers", 2, "--out", out, "-q")
+    wait_for_rows(out, 50)
+    workers = children(process.pid)
+    assert len(workers) == 2
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
+    assert meta(out)["completed"] is True
+    assert table(out).equals(clean_run(tmp_path, 3000, 5))
+    assert not any(alive(pid) for pid in workers)
+    assert litter(tmp_path, {"r.parquet", "clean.parquet"}) == []
+
+
+@pytest.mark.parametrize("after", [0.3, 1.0, 2.0])
+def test_sigterm_to_the_process_group_keeps_finished_deals_and_resume_completes(tmp_path, after):
+    out = tmp_path / "r.parquet"
+    args = [*SLOW, "-n", 3000, "--seed", 6, "--workers", 2, "--out", out, "-q"]
+    process = start(*args)
+    wait_for_rows(out)
+    time.sleep(after)
+    os.killpg(process.pid, signal.SIGTERM)
+    clock = time.time()
+    _, stderr = process.communicate(timeout=30)
+    assert time.time() - clock < 10
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert group_is_gone(process.pid)
+    kept = meta(out)
+    assert kept["completed"] is False and 0 < kept["n_done"] < 3000
+    assert pq.read_table(out).num_rows == kept["n_done"]
+    assert stderr.strip().splitlines()[-1] == (
+        f"interrupted: {kept['n_done']:,} of 3,000 deals kept in {out} (marked incomplete; "
+        "run the same command with --resume to finish)"
+    )
+    assert litter(tmp_path, {"r.parquet"}) == []
+    resumed = sim(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert table(out).equals(clean_run(tmp_path, 3000, 6))
+
+
+def test_a_killed_parent_leaves_no_orphan_and_its_finished_deals_are_recovered(tmp_path):
+    out = tmp_path / "r.parquet"
+    args = [*SLOW, "-n", 3000, "--seed", 7, "--workers", 2, "--out", out, "-q"]
+    process = start(*args)
+    wait_for_rows(out, 100)
+    workers = children(process.pid)
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)
+    deadline = time.time() + 10
+    while any(alive(pid) for pid in workers) and time.time() < deadline:
+        time.sleep(0.05)
+    assert workers and not any(alive(pid) for pid in workers)
+
+    again = sim(*args)
+    assert again.returncode == 1
+    line = again.stderr.strip()
+    kept = meta(out)["n_done"]
+    assert kept >= 100 and meta(out)["completed"] is False
+    assert line == (
+        f"Error: recovered {kept:,} finished deals of a killed run into {out}; "
+        "run the same command with --resume to finish it"
+    )
+    assert pq.read_table(out).column("deal").to_pylist() == list(range(kept))
+    resumed = sim(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert table(out).equals(clean_run(tmp_path, 3000, 7))
+    assert litter(tmp_path, {"r.parquet", "clean.parquet"}) == []
+
+
+def test_a_second_run_of_the_same_output_is_refused_while_the_first_writes(tmp_path):
+    out = tmp_path / "r.parquet"
+    first = start(*SLOW, "-n", 1500, "--seed", 8, "--workers", 1, "--out", out, "-q")
+    wait_for_rows(out)
+    second = sim("-n", 100, "--seed", 8, "--out", out, "--overwrite", "-q")
+    assert second.returncode == 1
+    assert second.stderr.strip() == (
+        f"Error: {out} is being written by another sim run (process {first.pid}); "
+        "wait for it to finish or choose another --out"
+    )
+    _, stderr = first.communicate(timeout=120)
+    assert first.returncode == 0, stderr
+    assert meta(out)["n"] == 1500 and pq.read_table(out).num_rows == 1500
+
+
+def first_trigger_deal(seed, trigger=5):
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    for deal in range(10_000):
+        calc.deal_nb(seed, deal, 4, state)
+        if state[calc.STOCK] == trigger:
+            return deal
+    raise AssertionError("no trigger deal")
+
+
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("loops", "made no progress for 2 s (does it loop? --deal-timeout allows a slow "
+                  "policy more)"),
+        ("exits", "called sys.exit(3)"),
+        ("raises", "raised ZeroDivisionError: integer division or modulo by zero"),
+        ("bad-index", "returned an index outside the legal list"),
+        ("cheats", "wrote into the game state it was given (it may only read it)"),
+        ("cheats-compiled", "wrote into the game state it was given (it may only read it)"),
+    ],
+)  # fmt: skip
+def test_a_misbehaving_plugin_stops_the_run_naming_the_deal_and_keeps_the_deals_before(
+    tmp_path, name, reason
+):
+    seed, n = 3, 2000
+    deal = first_trigger_deal(seed)
+    assert 0 < deal < n
+    out = tmp_path / "r.parquet"
+    attribute = name.replace("-", "_") + ("_nb" if name.endswith("compiled") else "")
+    result = sim(
+        "-p", f"misbehaving:{attribute}", "-n", n, "--seed", seed, "--workers", 2,
+        "--out", out, "--deal-timeout", 2, "-q",
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"Error: policy {name} {reason} (seed {seed}, deal {deal}); {deal:,} of {n:,} deals "
+        f"kept in {out} (marked incomplete; run the same command with --resume to finish)"
+    )
+    assert pq.read_table(out).column("deal").to_pylist() == list(range(deal))
+    assert meta(out)["completed"] is False
+    assert litter(tmp_path, {"r.parquet"}) == []
+
+
+def test_a_plugin_that_kills_its_worker_twice_on_one_deal_stops_the_run(tmp_path):
+    seed, n = 3, 2000
+    deal = first_trigger_deal(seed)
+    out = tmp_path / "r.parquet"
+    result = sim("-p", "misbehaving:dies", "-n", n, "--seed", seed, "--out", out, "-q")
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"Error: policy dies ended its worker process, twice (exit code 9) (seed {seed}, "
+        f"deal {deal}); {deal:,} of {n:,} deals kept in {out} (marked incomplete; run the "
+        "same command with --resume to finish)"
+    )
+    assert pq.read_table(out).num_rows == deal
+
+
+def test_output_that_is_not_a_regular_file_is_never_replaced(tmp_path):
+    result = sim("-n", 10, "--out", "/dev/null", "--overwrite")
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "Error: /dev/null exists and is not a regular file; it is never replaced"
+    )
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for option in ("--out", "--log-moves"):
+        other = [] if option == "--out" else ["--out", tmp_path / "r.parquet"]
+        result = sim("-n", 10, option, fifo, *other, "--overwrite")
+        assert result.stderr.strip() == (
+            f"Error: {fifo} exists and is not a regular file; it is never replaced"
+        )
+    assert Path("/dev/null").is_char_device()
+
+
+def test_a_move_log_and_a_result_file_may_not_be_one_file(tmp_path):
+    out = tmp_path / "a" / "x.parquet"
+    assert sim("-n", 10, "--out", out, "-q").returncode == 0
+    before = out.read_bytes()
+    spelled = tmp_path / "a" / ".." / "a" / "x.parquet"
+    result = sim("-n", 10, "--out", out, "--log-moves", spelled, "--overwrite")
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"Error: --log-moves and --out name the same file: {spelled}"
+    assert out.read_bytes() == before
+
+
+def test_a_move_log_in_a_missing_folder_is_created_and_one_onto_a_folder_refused(tmp_path):
+    log = tmp_path / "logs" / "deep" / "moves.jsonl"
+    result = sim("-n", 20, "--out", tmp_path / "r.parquet", "--log-moves", log, "-q")
+    assert result.returncode == 0, result.stderr
+    assert len(log.read_text().splitlines()) == 20
+    clock = time.time()
+    result = sim("-n", 10**6, "--out", tmp_path / "s.parquet", "--log-moves", tmp_path)
+    assert result.returncode == 1 and time.time() - clock < 30
+    assert (
+        result.stderr.strip() == f"Error: {tmp_path} is a folder; give a file name for --log-moves"
+    )
+    assert not (tmp_path / "s.parquet").exists()
+
+
+def test_move_log_and_rows_agree_after_an_interrupt_and_resume(tmp_path):
+    out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
+    args = [*SLOW, "-n", 1500, "--seed", 9, "--out", out, "--log-moves", log, "-q"]
+    process = start(*args)
+    wait_for_rows(out, 30)
+    os.killpg(process.pid, signal.SIGINT)
+    process.communicate(timeout=30)
+    assert process.returncode == 130
+    kept = meta(out)["n_done"]
+    assert len(log.read_text().splitlines()) == kept
+
+    other = tmp_path / "other.jsonl"
+    refused = sim(*args[:-2], other, "-q", "--resume")
+    assert refused.stderr.strip() == (
+        f"Error: {out} logs its moves to {log}: resume it with --log-moves {log}"
+    )
+    without = [a for a in args if a not in ("--log-moves", log)]
+    refused = sim(*without, "--resume")
+    assert refused.stderr.strip() == (
+        f"Error: {out} logs its moves to {log}: resume it with --log-moves {log}"
+    )
+    resumed = sim(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["deal"] for line in lines] == list(range(1500))
+    replay = subprocess.run(
+        [sys.executable, "-m", "cli.main", "replay", str(log), "-q"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert replay.returncode == 0, replay.stdout
+    assert replay.stdout.strip() == f"checked 1,500 deals in {log}: 1,500 valid, 0 invalid"
+
+
+def test_resume_refuses_a_move_log_that_does_not_hold_the_deals_done(tmp_path):
+    out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
+    args = [*SLOW, "-n", 1500, "--seed", 9, "--out", out, "--log-moves", log, "-q"]
+    process = start(*args)
+    wait_for_rows(out, 30)
+    os.killpg(process.pid, signal.SIGINT)
+    process.communicate(timeout=30)
+    kept = meta(out)["n_done"]
+    log.write_text("".join(log.read_text().splitlines(keepends=True)[: kept - 5]))
+    refused = sim(*args, "--resume")
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        f"Error: cannot resume with {log}: it does not hold the move logs of the "
+        f"{kept:,} deals done"
+    )
