@@ -1,0 +1,81 @@
+"""A --scheduler that cannot be used: one error line naming why, within seconds."""
+
+import socket
+import threading
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import main
+from engine.cluster import ClusterError, check_address, connect
+
+pytest.importorskip("distributed")
+
+NOT_AN_ADDRESS = "is not a scheduler address: give tcp://HOST:PORT, or local"
+
+
+def sim(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["not a url", "tcp://127.0.0.1", "tcp://host:99999", "tcp://host:port", "http://host:8786",
+     "tcp://:8786", "tcp://host:8786/path", "127.0.0.1:8786", ""],
+)  # fmt: skip
+def test_malformed_addresses_are_refused_before_connecting(address):
+    with pytest.raises(ClusterError) as refused:
+        check_address(address)
+    assert str(refused.value) == f"--scheduler {address!r} {NOT_AN_ADDRESS}"
+
+
+@pytest.mark.parametrize("address", ["local", "tcp://scheduler-host:8786", "tcp://[::1]:8786"])
+def test_well_formed_addresses_pass_the_check(address):
+    check_address(address)
+
+
+@pytest.mark.parametrize(
+    "address, message",
+    [
+        ("not a url", f"--scheduler 'not a url' {NOT_AN_ADDRESS}"),
+        ("tcp://127.0.0.1:1", "cannot reach the Dask scheduler at tcp://127.0.0.1:1: "
+                              "connection refused"),
+    ],
+)  # fmt: skip
+def test_an_unusable_scheduler_is_one_error_line_within_seconds(tmp_path, address, message):
+    clock = time.monotonic()
+    # More deals than the parent plays itself to size the chunks, so the cluster is used.
+    result = sim("calc", "-n", 2000, "--scheduler", address, "--out", tmp_path / "r.parquet")
+    assert time.monotonic() - clock < 10
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {message}"
+    assert not (tmp_path / "r.parquet").exists()
+
+
+def test_an_unknown_host_is_named():
+    with pytest.raises(ClusterError) as refused:
+        connect("tcp://no-such-host.invalid:8786")
+    assert str(refused.value) == (
+        "cannot reach the Dask scheduler at tcp://no-such-host.invalid:8786: "
+        "unknown host 'no-such-host.invalid'"
+    )
+
+
+def test_a_server_that_is_not_a_scheduler_is_named_as_such():
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer_nonsense():
+        for _ in range(2):  # the plain connection, then the question who it is
+            connection, _ = server.accept()
+            connection.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n" * 4)
+            connection.close()
+
+    threading.Thread(target=answer_nonsense, daemon=True).start()
+    clock = time.monotonic()
+    with pytest.raises(ClusterError) as refused:
+        connect(f"tcp://127.0.0.1:{port}")
+    server.close()
+    assert time.monotonic() - clock < 10
+    assert str(refused.value) == f"tcp://127.0.0.1:{port} answers, but is not a Dask scheduler"
