@@ -99,8 +99,12 @@ class ResultWriter:
         os.replace(self.tmp, self.path)
 
     def discard(self):
-        self._writer.close()
-        self.tmp.unlink(missing_ok=True)
+        try:
+            self._writer.close()
+        except OSError:
+            pass  # the file goes anyway
+        finally:
+            self.tmp.unlink(missing_ok=True)
 
 
 def read_meta(path):

@@ -169,8 +169,14 @@ def run(request, progress=None):
                 locks.enter_context(FileLock(log))
         except OutputError as error:
             raise RunError(str(error)) from None
-        notes = _salvage(request, out, locks)
         _remove_stale_temporaries(out, log)
+        try:
+            notes = _salvage(request, out, locks)
+        except OSError as error:
+            temporary_path(out).unlink(missing_ok=True)
+            raise RunError(
+                f"{_os_reason(error)}, recovering the finished deals of a killed run of {out}"
+            ) from None
         before = _rows_before(request, out)
         _check_log_for_resume(request, log, before)
         result = _run_locked(request, out, log, before, progress)
@@ -287,9 +293,12 @@ def _run_locked(request, out, log, before, progress):
             error = _os_reason(failure) if isinstance(failure, OSError) else str(failure)
         finally:
             stop.immediate = False  # from here on a signal is noted, never cuts a write
-            journal_file.close()
-            if log_file:
-                log_file.close()
+            try:
+                journal_file.close()
+                if log_file:
+                    log_file.close()
+            except OSError as failure:
+                error = error or _os_reason(failure)
         wall = time.perf_counter() - clock
         if journal_file.rows == 0 and before == 0 and (error or stop.signum):
             _discard(rows_journal, log_journal)  # nothing played: the output stays as it was
@@ -353,7 +362,11 @@ def _write_log(log, before, lines):
 
 
 def _write_results(out, game, description, before, first, rows, meta):
-    writer = results.ResultWriter(out, game)
+    try:
+        writer = results.ResultWriter(out, game)
+    except BaseException:
+        temporary_path(out).unlink(missing_ok=True)
+        raise
     try:
         if before:
             results.copy_rows(out, writer, limit=before)

@@ -71,3 +71,30 @@ def test_compiled_and_pure_python_paths_agree(game):
         )
         outputs.append(json.loads(done.stdout))
     assert outputs[0] == outputs[1]
+
+
+def builtin_policy_cases():
+    from policies.registry import builtin_policies
+
+    return [(g, p.name) for g in sorted(GAMES) for p in builtin_policies(g)]
+
+
+@pytest.mark.parametrize("game, name", builtin_policy_cases())
+def test_builtin_policies_never_write_into_the_rules_part_of_the_state(game, name):
+    """Built-ins run unguarded for speed; here the plug-in guard watches each of them."""
+    import numpy as np
+
+    from engine import kernel
+    from engine.job import guarded, play_deal_python
+    from policies.registry import resolve
+
+    spec, policy = GAMES[game], resolve(game, name)
+    module = spec.module
+    watched = guarded(policy.choose, module.POLICY_SCRATCH, compiled=False)
+    rules = spec.rules_vector(spec.default_rules())
+    params = policy.param_vector(policy.settings())
+    state = np.zeros(module.STATE_SIZE, np.int16)
+    for deal in range(2):
+        log = np.zeros(0, np.int16)
+        fault = play_deal_python(module, 1, deal, rules, watched, params, state, log)
+        assert fault == kernel.FAULT_NONE, f"{name} on deal {deal}"
