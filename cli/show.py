@@ -40,12 +40,10 @@ def _show(game, options):
     try:
         policy = resolve(game.name, options["policy"])
         params = policy.settings(options["params"])
-        layout = _read_layout(options["layout"]) if options["layout"] else None
+        layout = _read_layout(game, rules, options["layout"]) if options["layout"] else None
         line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
     except (PolicyError, ValueError) as error:
         raise click.ClickException(str(error)) from None
-    except KeyError as error:
-        raise click.ClickException(f"the layout has no {error.args[0]!r}") from None
     color = False if options["no_color"] else None
     source = f"layout {options['layout'].name}" if options["layout"] else None
     for block in show_blocks(line, final=options["final"], source=source):
@@ -82,12 +80,25 @@ def _short(move):
     return "redeal" if move.startswith("redeal:") else move
 
 
-def _read_layout(path):
+def _read_layout(game, rules, path):
+    """The layout in a file (a move log's `layout`, or a whole move-log line), checked to
+    be one of game: wrong keys or values are refused here, in one line."""
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not valid JSON ({error.msg})") from None
-    return data.get("layout", data) if isinstance(data, dict) else data
+    except RecursionError:
+        raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
+    layout = data.get("layout", data) if isinstance(data, dict) else data
+    try:
+        game.module.state_from_layout(layout, rules)
+    except KeyError as error:
+        raise ValueError(f"the layout has no {error.args[0]!r}") from None
+    except (TypeError, AttributeError, IndexError, OverflowError) as error:
+        raise ValueError(f"not a {game.title} layout: {error}") from None
+    return layout
 
 
 def _wait():

@@ -8,9 +8,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import click
 import numpy as np
 
 SLOW_PROBE_SECONDS = 2.0
+
+
+class BenchError(click.ClickException):
+    """A timed command that cannot run or fails: `sim bench` prints it as one line."""
 
 
 def time_kernel(game, policy, n, repeat):
@@ -38,14 +43,27 @@ def time_kernel(game, policy, n, repeat):
 
 def time_command(args, repeat):
     """Median wall seconds of `sim ARGS` (output to a scratch folder), after a warm-up."""
+    try:
+        words = shlex.split(args)
+    except ValueError as error:
+        raise BenchError(f"--command {args!r}: {error}") from None
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "bench.parquet"
-        command = [sys.executable, "-m", "cli.main", *shlex.split(args)]
+        # -P: as the console script does, keep the current folder off the module path.
+        command = [sys.executable, "-P", "-m", "cli.main", *words]
         command += ["--quiet", "--overwrite", "--out", str(out)]
-        subprocess.run(command, check=True)
+        _run(args, command)
         walls = []
         for _ in range(repeat):
             clock = time.perf_counter()
-            subprocess.run(command, check=True)
+            _run(args, command)
             walls.append(time.perf_counter() - clock)
     return statistics.median(walls)
+
+
+def _run(args, command):
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        why = f": {lines[-1].removeprefix('Error: ')}" if lines else ""
+        raise BenchError(f"`sim {args}` failed with exit code {done.returncode}{why}")

@@ -46,3 +46,130 @@ def test_the_run_description_is_strict_json(tmp_path):
 
     text = pq.read_metadata(out).metadata[b"sim"]
     assert json.loads(text, parse_constant=refuse)["params"]["depth_weight"] == 1e-300
+
+
+# sim replay: any bytes, any JSON.
+
+
+def test_replay_of_binary_garbage_reports_malformed_lines(tmp_path):
+    log = tmp_path / "garbage.jsonl"
+    log.write_bytes(b"\x89PNG\xff\xfe\x00\n" + b"\x00garbage\n" + b"{}\n")
+    result = sim("replay", log)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "line 1: not UTF-8 text",
+        "line 2: not valid JSON (Expecting value)",
+        "line 3 (None seed None deal None): unknown game None",
+        f"checked 1 deals in {log}: 0 valid, 1 invalid, 2 malformed lines",
+    ]
+
+
+@pytest.mark.parametrize("game", [["calc"], {"calc": 1}, 7, None])
+def test_replay_of_a_line_whose_game_is_not_a_name(tmp_path, game):
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"game": game, "seed": 0, "deal": 0, "moves": []}) + "\n")
+    result = sim("replay", log)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0].endswith(f": unknown game {game!r}")
+
+
+# sim show --layout: values of the wrong type.
+
+
+@pytest.mark.parametrize(
+    "layout, message",
+    [
+        ({"bases": 5, "stock": []}, "not a Calculation layout: 'int' object is not iterable"),
+        ({"bases": [1.5, "2D", "3D", "4H"], "stock": []},
+         "not a Calculation layout: object of type 'float' has no len()"),
+        ({"bases": ["AC", "2D", "3D", "4H"], "stock": None},
+         "not a Calculation layout: 'NoneType' object is not iterable"),
+        ([1, 2, 3], "not a Calculation layout: list indices must be integers or slices, not str"),
+        ({"stock": []}, "the layout has no 'bases'"),
+    ],
+)  # fmt: skip
+def test_show_refuses_a_layout_of_wrong_types_in_one_line(tmp_path, layout, message):
+    path = tmp_path / "layout.json"
+    path.write_text(json.dumps(layout))
+    result = sim("show", "calc", "--layout", path)
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {message}"
+
+
+def test_show_refuses_a_binary_layout_file(tmp_path):
+    path = tmp_path / "layout.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    result = sim("show", "calc", "--layout", path)
+    assert result.output.strip() == f"Error: {path}: not UTF-8 text"
+
+
+# compare / report / export: a run description of the wrong shape.
+
+
+def with_description(path, text):
+    """The result file at path, its run description replaced by text."""
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({b"sim": text}), path)
+    return path
+
+
+WRONG_SHAPES = [
+    ({"rules": ["wastes", 4]}, 'rules = ["wastes", 4], not an object'),
+    ({"params": "none"}, 'params = "none", not an object'),
+    ({"game": 3}, "game = 3, not a string"),
+    ({"policy": None}, "policy = null, not a string"),
+    ({"start": "zero"}, 'start = "zero", not a whole number'),
+    ({"n_done": [1, 2]}, "n_done = [1, 2], not a whole number"),
+    ({"completed": "yes"}, 'completed = "yes", not true or false'),
+]
+
+
+@pytest.mark.parametrize(
+    "command, change, found",
+    [("compare", *shape) for shape in WRONG_SHAPES]
+    + [("report", *WRONG_SHAPES[0]), ("export", *WRONG_SHAPES[4])],
+)
+def test_a_description_of_the_wrong_shape_is_one_error_line(tmp_path, command, change, found):
+    from test_compare import write_result
+
+    path = write_result(tmp_path / "a.parquet", "a", [True, False])
+    description = json.loads(pq.read_metadata(path).metadata[b"sim"]) | change
+    with_description(path, json.dumps(description))
+    out = tmp_path / ("out.html" if command == "report" else "out.csv")
+    args = ["--to", "csv"] if command == "export" else []
+    result = sim(command, path, *args, "--out", out)
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {path}: its sim metadata has {found}"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '"a string"', "[" * 100_000])
+def test_a_description_that_is_not_a_json_object_is_one_error_line(tmp_path, text):
+    from test_compare import write_result
+
+    path = with_description(write_result(tmp_path / "a.parquet", "a", [True]), text)
+    result = sim("compare", path)
+    assert result.exit_code == 1
+    assert result.output.strip() in (
+        f"Error: {path}: its sim metadata is not valid JSON",
+        f"Error: {path}: its sim metadata lacks game, policy, rules or params",
+    )
+
+
+# sim bench --command: a command that fails.
+
+
+def test_bench_of_a_failing_command_names_its_exit_code():
+    result = sim("bench", "calc", "-p", "none", "--repeat", 1, "--command", "calc -n 0")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        "Error: `sim calc -n 0` failed with exit code 2: "
+        "Invalid value for '-n' / '--deals': '0' is below 1"
+    )
+
+
+def test_bench_of_a_command_with_unbalanced_quotes():
+    result = sim("bench", "calc", "-p", "none", "--command", "calc --out 'x")
+    assert result.output.splitlines()[-1] == (
+        'Error: --command "calc --out \'x": No closing quotation'
+    )

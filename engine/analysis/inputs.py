@@ -21,6 +21,10 @@ REQUIRED_COLUMNS = ("seed", "deal", "won", "score", "moves")
 # Game columns whose per-run mean tells something (Montana's redeals, the solver's effort).
 MEAN_COLUMNS = ("redeals", "jokers_used", "nodes")
 REQUIRED_META = ("game", "policy", "rules", "params")
+# What analysis reads from a run's description, and the JSON kind each must be.
+META_KINDS = {"game": str, "policy": str, "rules": dict, "params": dict}
+OPTIONAL_META_KINDS = {"seed": int, "start": int, "n": int, "n_done": int, "completed": bool}
+_KIND_NAMES = {str: "a string", dict: "an object", int: "a whole number", bool: "true or false"}
 UNKNOWN = "unknown"
 _DRAWN_OUTCOMES = ("won", "lost")
 
@@ -97,11 +101,24 @@ def result_meta(path):
         meta = read_meta(path)
     except ResultFileError as error:
         raise AnalysisError(one_line(error)) from None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise AnalysisError(f"{path}: its sim metadata is not valid JSON") from None
     if not isinstance(meta, dict) or any(key not in meta for key in REQUIRED_META):
         raise AnalysisError(f"{path}: its sim metadata lacks game, policy, rules or params")
+    for key, kind in META_KINDS.items() | OPTIONAL_META_KINDS.items():
+        value = meta.get(key)
+        if key in OPTIONAL_META_KINDS and value is None:
+            continue
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise AnalysisError(
+                f"{path}: its sim metadata has {key} = {_short(value)}, not {_KIND_NAMES[kind]}"
+            )
     return meta
+
+
+def _short(value):
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def read_columns(path, wanted):
@@ -153,17 +170,20 @@ def load_runs(paths):
 
 
 def _deal_keys(tables):
-    """Per table, seed_index * (largest deal + 1) + deal: one int64 per (seed, deal)."""
+    """Per table, seed_index * (deal span) + (deal - first deal): one int64 per (seed, deal).
+
+    Counting from the first deal keeps the keys small for deals far along a seed."""
     seeds = [t.column("seed").to_numpy() for t in tables]
     deals = [t.column("deal").to_numpy() for t in tables]
     all_seeds = np.unique(np.concatenate([np.unique(s) for s in seeds]))
-    stride = 1 + max((int(d.max()) for d in deals if len(d)), default=0)
-    if min((int(d.min()) for d in deals if len(d)), default=0) < 0:
+    low = min((int(d.min()) for d in deals if len(d)), default=0)
+    if low < 0:
         raise AnalysisError("deal indices below 0 in the inputs")
+    stride = 1 + max((int(d.max()) for d in deals if len(d)), default=0) - low
     if len(all_seeds) * stride >= 2**62:
         raise AnalysisError("too many seeds and deals to pair in one comparison")
     return [
-        np.searchsorted(all_seeds, s).astype(np.int64) * stride + d
+        np.searchsorted(all_seeds, s).astype(np.int64) * stride + (d - np.int64(low))
         for s, d in zip(seeds, deals, strict=True)
     ]
 

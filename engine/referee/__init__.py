@@ -48,7 +48,7 @@ def check_line(line):
 
     referees = {"calc": calc.check, "montana": montana.check, "jokers": jokers.check}
     game = line.get("game")
-    if game not in referees:
+    if not isinstance(game, str) or game not in referees:
         return Verdict(False, None, f"unknown game {game!r}")
     try:
         return referees[game](line)
@@ -56,7 +56,7 @@ def check_line(line):
         return illegal.verdict()
     except BadLine as bad:
         return Verdict(False, None, str(bad))
-    except (KeyError, TypeError, ValueError, IndexError) as error:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
         return Verdict(False, None, f"malformed line: {error!r}")
 
 
@@ -64,14 +64,22 @@ def check_log_file(path):
     """Yield (line number, line dict or None, Verdict) for each non-blank line of a log."""
     import json
 
-    with open(path, encoding="utf-8") as lines:
-        for number, text in enumerate(lines, 1):
+    with open(path, "rb") as lines:
+        for number, data in enumerate(lines, 1):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                yield number, None, Verdict(False, None, "not UTF-8 text")
+                continue
             if not text.strip():
                 continue
             try:
                 line = json.loads(text)
             except json.JSONDecodeError as error:
                 yield number, None, Verdict(False, None, f"not valid JSON ({error.msg})")
+                continue
+            except RecursionError:
+                yield number, None, Verdict(False, None, "not valid JSON (nested too deeply)")
                 continue
             if not isinstance(line, dict):
                 yield number, None, Verdict(False, None, "not a JSON object")
