@@ -11,13 +11,17 @@ Wrap it with `policy(game=..., params=[...])` to declare its game, name and para
 the first paragraph of its docstring is its description.
 """
 
+import hashlib
 import importlib
+import importlib.util
 import inspect
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 
@@ -146,19 +150,28 @@ def plugin_policies(game=None):
     """Policies that installed packages declare in the `sim.policies` entry points."""
     found = []
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        loaded = entry.load()
+        try:
+            loaded = entry.load()
+        except (Exception, SystemExit) as error:
+            raise PolicyError(
+                f"cannot load policy plug-in {entry.name!r} ({entry.value}): {_describe(error)}"
+            ) from None
         if isinstance(loaded, Policy) and (game is None or loaded.game == game):
             found.append(loaded)
     return found
 
 
 def resolve(game, spec):
-    """The policy named by spec: a built-in or plug-in name, or `module:attribute`."""
+    """The policy named by spec: a built-in or plug-in name, `module:attribute`, or
+    `path/to/file.py:attribute`."""
     if ":" in spec:
         found = _load_object(spec)
     else:
-        candidates = builtin_policies(game) + plugin_policies(game)
+        candidates = builtin_policies(game)
         found = next((p for p in candidates if p.name == spec), None)
+        if found is None:
+            candidates += plugin_policies(game)
+            found = next((p for p in candidates if p.name == spec), None)
         if found is None:
             known = ", ".join(p.name for p in candidates)
             raise PolicyError(f"unknown policy {spec!r} for {game} (known: {known})")
@@ -168,16 +181,73 @@ def resolve(game, spec):
 
 
 def _load_object(spec):
-    module_name, _, attribute = spec.partition(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise PolicyError(f"cannot import policy module {module_name!r}: {error}") from None
+    source, _, attribute = spec.rpartition(":")
+    if not source or not attribute:
+        raise PolicyError(
+            f"policy {spec!r} is not NAME, MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE"
+        )
+    if source.endswith(".py") or "/" in source or os.sep in source:
+        module = _load_file(source)
+        where = f"file {source}"
+    else:
+        module = _import_module(source)
+        where = f"module {source!r}"
     found = getattr(module, attribute, None)
     if found is None:
-        raise PolicyError(f"module {module_name!r} has no policy {attribute!r}")
+        raise PolicyError(f"{where} has no policy {attribute!r}")
     if not isinstance(found, Policy):
         raise PolicyError(f"{spec} is not a policy (wrap it with policies.policy)")
     return found
+
+
+def _import_module(name):
+    """Import a plug-in module: installed modules first, then the current folder's.
+
+    The current folder goes at the end of the search path, never at the front, so a
+    stray tqdm.py or numpy.py there cannot stand in for the real package."""
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise PolicyError(
+            f"{name!r} is not a module name; give MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE"
+        )
+    _search_last(os.getcwd())
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        raise PolicyError(f"cannot import policy module {name!r}: {error}") from None
+    except (Exception, SystemExit) as error:  # the module's own code failed
+        raise PolicyError(f"cannot import policy module {name!r}: {_describe(error)}") from None
+
+
+def _load_file(source):
+    """Load a plug-in given as a file path, under a name no installed module has."""
+    path = Path(source)
+    if path.suffix != ".py":
+        raise PolicyError(f"policy file {source} is not a Python file (.py)")
+    if not path.is_file():
+        raise PolicyError(f"no policy file {source}")
+    resolved = path.resolve()
+    digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:8]
+    stem = re.sub(r"\W", "_", path.stem)
+    name = f"_sim_policy_{stem}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    _search_last(str(resolved.parent))  # for the helper modules it imports from beside it
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as error:
+        del sys.modules[name]
+        raise PolicyError(f"cannot load policy file {source}: {_describe(error)}") from None
+    return module
+
+
+def _search_last(folder):
+    if folder not in sys.path:
+        sys.path.append(folder)
+
+
+def _describe(error):
+    text = re.sub(r"\s+", " ", str(error)).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
