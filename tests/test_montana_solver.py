@@ -131,8 +131,9 @@ def solve(grid, budget=10_000_000, keep=solver.KEEP_SCORE):
 @pytest.mark.parametrize("free_ranks, free_low", [(3, False), (4, False), (2, True), (3, True)])
 def test_verdicts_match_an_exhaustive_search_on_small_variants(free_ranks, free_low):
     # M2-M6 on grids small enough to enumerate: every `won` has a winning line, every
-    # `lost` is a proof (the search saw exactly the positions the rules reach), and a
-    # lost phase's line leads to the best stuck position there is.
+    # `lost` is a proof (the search saw no more positions than the rules reach; fewer
+    # where a safe kept-run extension was played alone), and a lost phase's line
+    # leads to the best stuck position there is.
     rng = random.Random(1000 * free_ranks + free_low)
     verdicts = {WON: 0, LOST: 0}
     checked = 0
@@ -150,7 +151,7 @@ def test_verdicts_match_an_exhaustive_search_on_small_variants(free_ranks, free_
         if won:
             assert rule_score(end) == 48 and not rule_moves(end)
         else:
-            assert nodes == reachable
+            assert nodes <= reachable
             assert not rule_moves(end) and rule_score(end) == best
     assert verdicts[WON] > 0 and verdicts[LOST] > 0
 
