@@ -37,12 +37,19 @@ class SimGroup(click.Group):
     def get_command(self, ctx, name):
         if name in self.lazy:
             module, _, attribute = self.lazy[name].partition(":")
-            return getattr(importlib.import_module(module), attribute)
-        return super().get_command(ctx, name)
+            command = getattr(importlib.import_module(module), attribute)
+        else:
+            command = super().get_command(ctx, name)
+        if command is not None and name in EXAMPLES:
+            command.epilog = examples(name)
+        return command
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as bare:  # `sim` alone: its help, no error
+            click.echo(bare.ctx.get_help())
+            sys.exit(0)
         except click.ClickException as error:
             click.echo(f"Error: {error.format_message()}", err=True)
             sys.exit(error.exit_code)
@@ -67,7 +74,50 @@ def run_console():
     os._exit(code)
 
 
-@click.group(cls=SimGroup)
+EXAMPLES = {
+    "sim": [
+        "sim calc --policy greedy -n 1e6",
+        "sim montana -p search -n 1e4 --out results/montana-search.parquet",
+        "sim compare results/",
+    ],
+    "calc": [
+        "sim calc --policy greedy -n 1e6",
+        "sim calc -p mc -n 1e4 --wastes 3 --workers 2",
+        "sim calc -p planner -n 1e5 --seed 7 --log-moves moves.jsonl",
+    ],
+    "montana": [
+        "sim montana --policy greedy -n 1e6",
+        "sim montana -p search --param nodes=200000 -n 1e4 --redeals 0",
+    ],
+    "jokers": [
+        "sim jokers --policy solver -n 1e5 --seed 7",
+        "sim jokers -p greedy -n 1e6 --out results/jokers-greedy.parquet",
+    ],
+    "policies": ["sim policies", "sim policies calc"],
+    "bench": ["sim bench calc -p greedy", "sim bench calc --command 'calc -n 1e6'"],
+    "replay": ["sim replay moves.jsonl", "sim replay -q moves.jsonl"],
+    "show": ["sim show calc --seed 0 --deal 3", "sim show montana -p greedy --deal 12"],
+    "compare": [
+        "sim compare results/",
+        "sim compare a.parquet b.parquet --baseline greedy",
+        "sim compare results/ --out table.csv",
+    ],
+    "report": ["sim report results/ --out report.html", "sim report a.parquet b.parquet"],
+    "export": ["sim export results/run.parquet --to csv --out run.csv"],
+}
+
+
+def examples(name):
+    """A help page's closing lines: real commands, kept as written (`\\b`)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
+
+
+@click.group(
+    cls=SimGroup,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=examples("sim"),
+)
 @click.version_option(package_name="sim", prog_name="sim")
 def main():
     """Batch simulator for patience games: seeded deals, pluggable policies, Parquet rows."""

@@ -1,0 +1,27 @@
+"""Help as a user meets it: `-h` everywhere, examples at the end, bare `sim` is help."""
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import EXAMPLES, main
+
+COMMANDS = sorted(set(EXAMPLES) - {"sim"})
+
+
+def sim(*args):
+    return CliRunner().invoke(main, list(args), prog_name="sim", catch_exceptions=False)
+
+
+def test_bare_sim_shows_its_help_without_an_error():
+    result = sim()
+    assert result.exit_code == 0
+    assert result.output.startswith("Usage: sim [OPTIONS] COMMAND [ARGS]...")
+    assert "Error" not in result.output
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_takes_dash_h_and_ends_its_help_with_examples(command):
+    short, long = sim(command, "-h"), sim(command, "--help")
+    assert short.exit_code == 0 and short.output == long.output
+    tail = short.output.rstrip().splitlines()[-len(EXAMPLES[command]) :]
+    assert [line.strip() for line in tail] == EXAMPLES[command]
