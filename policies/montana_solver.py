@@ -73,6 +73,11 @@ TABLE_MIN_BITS = 12
 TABLE_MAX_BITS = 22
 PROBE_LIMIT = 32
 
+# The limited-discrepancy look for a win (lds_line_nb) sizes its table to twice its
+# budget, 10 bytes a slot: its budget is capped so that the table stays within 40 MB
+# (4M slots). With the table above, a search needs at most about 75 MB.
+LDS_NODES_CAP = 2_000_000
+
 # Deepest line the search follows; a line cut here makes the verdict `unknown`.
 DEPTH_CAP = 16384
 
@@ -322,7 +327,7 @@ def decide_nb(state, budget, keep, line):
     decides small phases exactly: it proves losses and finds the wins the first
     missed. When neither decides, the line is the one that ends with more cards in
     kept runs: the policy plays it and searches again from its end."""
-    quick = max(1, 3 * (budget // 4))
+    quick = max(1, min(3 * (budget // 4), LDS_NODES_CAP))
     quick_len, quick_score = lds_line_nb(state, quick, line)
     if quick_score == WIN_SCORE:
         return SOLVED_WON, quick, quick_len

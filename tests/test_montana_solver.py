@@ -237,15 +237,26 @@ def rows_and_logs(name, seed, n, redeals, params=()):
     return play_deals(POLICIES[name], seed=seed, n=n, redeals=redeals, params=params)
 
 
-def test_solver_lost_is_never_contradicted_by_another_policy_winning():
+def lost_is_never_contradicted(deals, solver_params):
     # With no redeal (M5) a deal is one phase: `lost` must mean no policy can win it.
-    solved, _ = rows_and_logs("solver", 99, 120, 0, ("nodes=200000",))
+    solved, _ = rows_and_logs("solver", 99, deals, 0, solver_params)
     outcome = solved[:, column("outcome")]
     for name, params in (("search", ("nodes=20000",)), ("greedy", ()), ("random", ())):
-        rows, _ = rows_and_logs(name, 99, 120, 0, params)
+        rows, _ = rows_and_logs(name, 99, deals, 0, params)
         won = rows[:, column("won")] == 1
         assert not (won & (outcome == montana.LOST)).any(), name
+    return outcome
+
+
+def test_solver_lost_is_never_contradicted_by_another_policy_winning():
+    outcome = lost_is_never_contradicted(120, ("nodes=200000",))
     assert (outcome == montana.LOST).any() and (outcome == montana.WON).any()
+
+
+@pytest.mark.slow
+def test_solver_lost_is_never_contradicted_on_three_hundred_deals():
+    outcome = lost_is_never_contradicted(300, ())
+    assert (outcome == montana.LOST).sum() >= 5
 
 
 def test_solver_logs_pass_the_referee_and_unknown_is_a_stuck_grid():
