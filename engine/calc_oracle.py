@@ -555,6 +555,191 @@ def _first_waiting_nb(board, owner, cursor, k):
     return best
 
 
+# ---------------------------------------------------------------------------------
+# The relaxed game: a sound test that a position is lost.
+#
+# Relax the rules by letting every card still in the stock (the turned card
+# included) go onto a foundation whenever one needs it, in any order, without ever
+# lying on a waste pile: a *spare*. The waste piles keep their cards and their order.
+# Any winning line of the real game is a winning line of the relaxed one (a stock
+# card that the line parks on a pile and plays later is simply played as a spare at
+# that moment; the cards on the piles now leave in the same order), so a position
+# whose relaxed game is lost is lost. The relaxed position is only the foundation
+# counts and the pile heights (the pile contents never change, the spares of rank r
+# are the copies of r still owed to foundations minus those on piles), so a small
+# depth-first search with a table of failed positions decides it; it gives up (and
+# then condemns nothing) after RELAXED_BUDGET positions.
+#
+# Per search depth d, the arrays hold:
+#     count[d, 0..3]   cards on F1..F4
+#     height[d, 0..7]  cards on waste piles 1..8
+#     piled[d, r]      copies of rank r on the piles
+#     owed[d, r]       foundations that still need rank r (= copies of r not yet up)
+# so spares of rank r = owed - piled.
+# ---------------------------------------------------------------------------------
+RELAXED_BUDGET = 25
+RELAXED_TABLE_BITS = 12
+
+
+@njit(cache=True)
+def new_relaxed_scratch_nb():
+    """Work space for relaxed_lost_nb: per-depth arrays, move lists and a table."""
+    depth = 53
+    ints = np.zeros((4, depth, 14), np.int64)  # count, height, piled, owed
+    moves = np.zeros((depth, 2 * MAX_BRANCH), np.int64)
+    keys, stamps = new_table_nb(RELAXED_TABLE_BITS)
+    calls = np.zeros(1, np.int64)  # one table stamp per call
+    return ints, moves, keys, stamps, calls
+
+
+@njit(cache=True)
+def _relaxed_key_nb(count, height, n_wastes):
+    key = np.int64(0)
+    for k in range(4):
+        key = key * 16 + count[k]
+    for w in range(n_wastes):
+        key = key * 64 + height[w]
+    return key * 2654435761 + 1  # spread the packed value; 0 stays free
+
+
+@njit(cache=True)
+def _relaxed_step_nb(board, count, height, piled, owed, k, w):
+    """Foundation k takes its next rank: from the top of pile w, or a spare (w < 0)."""
+    rank = SEQUENCE[k, count[k]]
+    count[k] += 1
+    owed[rank] -= 1
+    if w >= 0:
+        height[w] -= 1
+        piled[rank] -= 1
+
+
+@njit(cache=True)
+def _relaxed_forced_nb(board, count, height, piled, owed):
+    """Make the moves that never spoil a relaxed win; return True when the piles are
+    empty (the relaxed game is won: the spares then fill every foundation).
+
+    - a spare to foundation k when no pile holds its rank r: every foundation still
+      owed r gets a spare some time, and taking it now only lets k go on sooner;
+    - the top card y of a pile to a foundation k that needs its rank r now, when y
+      is the only copy of r on the piles or k the only foundation owed r: take any
+      relaxed win in which k gets r otherwise (a spare, as y is the only piled copy)
+      and y goes to k' later; giving y to k now and the spare to k' at y's old time
+      is a relaxed win too (y leaves sooner, which only frees the cards under it).
+    """
+    n_wastes = board[NWASTE]
+    moved = True
+    while moved:
+        moved = False
+        for k in range(4):
+            while count[k] < 13 and piled[SEQUENCE[k, count[k]]] == 0:
+                _relaxed_step_nb(board, count, height, piled, owed, k, -1)
+                moved = True
+        for w in range(n_wastes):
+            while height[w] > 0:
+                rank = board[WASTE + PILE_CAP * w + height[w] - 1]
+                target = -1
+                if piled[rank] == 1 or owed[rank] == 1:
+                    for k in range(4):
+                        if count[k] < 13 and SEQUENCE[k, count[k]] == rank:
+                            target = k
+                            break
+                if target < 0:
+                    break
+                _relaxed_step_nb(board, count, height, piled, owed, target, w)
+                moved = True
+    for w in range(n_wastes):  # noqa: SIM110 (a plain loop compiles to the tightest code)
+        if height[w] > 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _relaxed_moves_nb(board, count, height, piled, owed, out):
+    """The choices left after the forced moves, written as 8 * (w + 1) + k (pile w's
+    top to foundation k) or k (a spare to k); return how many.
+
+    A spare never goes to a foundation whose rank lies on a pile top: giving that top
+    to the foundation instead, and the spare to wherever the top went, wins as well.
+    """
+    n = 0
+    n_wastes = board[NWASTE]
+    for k in range(4):
+        if count[k] == 13:
+            continue
+        rank = SEQUENCE[k, count[k]]
+        on_top = False
+        for w in range(n_wastes):
+            if height[w] > 0 and board[WASTE + PILE_CAP * w + height[w] - 1] == rank:
+                on_top = True
+                out[n] = 8 * (w + 1) + k
+                n += 1
+        if not on_top and owed[rank] > piled[rank]:
+            out[n] = k
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def relaxed_lost_nb(board, scratch, budget=RELAXED_BUDGET):
+    """True when the relaxed game (above) of board is lost, so board is lost."""
+    ints, moves, keys, stamps, calls = scratch
+    count, height, piled, owed = ints[0], ints[1], ints[2], ints[3]
+    n_wastes = board[NWASTE]
+    count[0, :] = 0
+    height[0, :] = 0
+    piled[0, :] = 0
+    owed[0, :] = 0
+    for k in range(4):
+        count[0, k] = board[FCOUNT + k]
+        for i in range(board[FCOUNT + k], 13):
+            owed[0, SEQUENCE[k, i]] += 1
+    for w in range(n_wastes):
+        height[0, w] = board[HEIGHT + w]
+        for h in range(board[HEIGHT + w]):
+            piled[0, board[WASTE + PILE_CAP * w + h]] += 1
+    calls[0] += 1
+    if calls[0] >= 1 << 30:
+        stamps[:] = 0
+        calls[0] = 1
+    stamp = calls[0]
+    n_moves = np.zeros(53, np.int64)
+    tried = np.zeros(53, np.int64)
+    if _relaxed_forced_nb(board, count[0], height[0], piled[0], owed[0]):
+        return False
+    n_moves[0] = _relaxed_moves_nb(board, count[0], height[0], piled[0], owed[0], moves[0])
+    depth, nodes = 0, 1
+    while True:
+        if tried[depth] < n_moves[depth]:
+            move = moves[depth, tried[depth]]
+            tried[depth] += 1
+            d = depth + 1
+            count[d, :] = count[depth]
+            height[d, :] = height[depth]
+            piled[d, :] = piled[depth]
+            owed[d, :] = owed[depth]
+            _relaxed_step_nb(board, count[d], height[d], piled[d], owed[d], move % 8, move // 8 - 1)
+            if _relaxed_forced_nb(board, count[d], height[d], piled[d], owed[d]):
+                return False
+            key = _relaxed_key_nb(count[d], height[d], n_wastes)
+            if _table_has_nb(keys, stamps, stamp, key):
+                continue
+            nodes += 1
+            if nodes > budget:
+                return False
+            depth = d
+            n_moves[depth] = _relaxed_moves_nb(
+                board, count[d], height[d], piled[d], owed[d], moves[d]
+            )
+            tried[depth] = 0
+        else:
+            if depth == 0:
+                return True
+            _table_add_nb(
+                keys, stamps, stamp, _relaxed_key_nb(count[depth], height[depth], n_wastes)
+            )
+            depth -= 1
+
+
 @njit(cache=True)
 def _safe_foundation_move_nb(board):
     """A foundation move that cannot spoil a win, or -1.
@@ -646,7 +831,9 @@ def search_moves_nb(board, weights, out, trial):
 
 
 @njit(cache=True)
-def solve_nb(board, budget, keys, stamps, stamp, winning, max_deviation=1 << 30):
+def solve_nb(
+    board, budget, keys, stamps, stamp, winning, max_deviation=1 << 30, relaxed=0, explored=None
+):
     """Search board (whose whole stock order is known) for a winning line.
 
     Returns (verdict, nodes, length): verdict WON, with a winning line of `length`
@@ -655,11 +842,18 @@ def solve_nb(board, budget, keys, stamps, stamp, winning, max_deviation=1 << 30)
     position the actions are tried in the order of their playout scores, and a playout
     that wins ends the search: its line wins. The board is left as it was given.
     `keys`/`stamps` come from new_table_nb; entries of other stamps are ignored, so one
-    table serves many searches.
+    table serves many searches. It holds positions proved lost.
 
     With max_deviation, only lines whose actions' ranks in those orders (0 = best)
     sum to at most max_deviation are tried (limited discrepancy search): such a
     search finds wins near the playout's line quickly, and never reports LOST.
+    `explored` (from new_explored_table_nb, same stamp) then remembers, per position,
+    the largest allowance of further deviations its subtree was searched with in
+    vain, so that later visits with no larger allowance (from another path, or in the
+    next search with a larger max_deviation) are skipped.
+
+    With relaxed > 0, positions whose relaxed game is lost (relaxed_lost_nb, given
+    `relaxed` positions to decide it) are pruned too.
     """
     weights = PLAYOUT_DEFAULTS
     complete = max_deviation >= 1 << 30
@@ -670,6 +864,8 @@ def solve_nb(board, budget, keys, stamps, stamp, winning, max_deviation=1 << 30)
     tried = np.zeros(MAX_DEPTH, np.int64)
     node_keys = np.zeros(MAX_DEPTH, np.int64)
     trial = np.empty(STATE_SIZE, np.int16)
+    scratch = new_relaxed_scratch_nb()
+    remember = explored is not None and not complete
     if score_nb(board) == 52:
         return WON, 1, 0
     nodes = 1
@@ -688,7 +884,15 @@ def solve_nb(board, budget, keys, stamps, stamp, winning, max_deviation=1 << 30)
             line[depth] = action
             depth += 1
             key = position_key_nb(board)
-            if _table_has_nb(keys, stamps, stamp, key) or deadlocked_nb(board):
+            if _table_has_nb(keys, stamps, stamp, key) or (
+                remember
+                and _explored_allowance_nb(explored, stamp, key) >= max_deviation - deviation[depth]
+            ):
+                depth -= 1
+                undo_nb(board, line[depth])
+                continue
+            if deadlocked_nb(board) or (relaxed > 0 and relaxed_lost_nb(board, scratch, relaxed)):
+                _table_add_nb(keys, stamps, stamp, key)  # proved lost: never test it again
                 depth -= 1
                 undo_nb(board, line[depth])
                 continue
@@ -706,10 +910,52 @@ def solve_nb(board, budget, keys, stamps, stamp, winning, max_deviation=1 << 30)
         else:
             if complete:
                 _table_add_nb(keys, stamps, stamp, node_keys[depth])
+            elif remember:
+                allowance = max_deviation - deviation[depth]
+                _explored_add_nb(explored, stamp, node_keys[depth], allowance)
             if depth == 0:
                 return LOST if complete else UNKNOWN, nodes, 0
             depth -= 1
             undo_nb(board, line[depth])
+
+
+@njit(cache=True)
+def new_explored_table_nb(bits):
+    """A table of (position key, allowance searched in vain) for solve_nb: keys,
+    generation stamps and allowances of 2**bits entries."""
+    return (
+        np.zeros(1 << bits, np.int64),
+        np.zeros(1 << bits, np.int32),
+        np.zeros(1 << bits, np.int32),
+    )
+
+
+@njit(cache=True)
+def _explored_allowance_nb(explored, stamp, key):
+    """The allowance key's subtree was searched with in vain, or -1."""
+    keys, stamps, allowances = explored
+    slot = _table_slot_nb(keys, key)
+    for probe in range(4):
+        i = (slot + probe) & (keys.shape[0] - 1)
+        if stamps[i] == stamp and keys[i] == key:
+            return allowances[i]
+    return -1
+
+
+@njit(cache=True)
+def _explored_add_nb(explored, stamp, key, allowance):
+    """Record key's allowance (a later search of it only comes with a larger one)."""
+    keys, stamps, allowances = explored
+    slot = _table_slot_nb(keys, key)
+    for probe in range(4):
+        i = (slot + probe) & (keys.shape[0] - 1)
+        if stamps[i] != stamp or keys[i] == key:
+            keys[i] = key
+            stamps[i] = stamp
+            allowances[i] = allowance
+            return
+    keys[slot] = key
+    allowances[slot] = allowance
 
 
 @njit(cache=True)
@@ -730,17 +976,20 @@ def _unwind_nb(board, line, depth):
 
 
 @njit(cache=True)
-def oracle_search_nb(board, budget, keys, stamps, stamp, winning):
+def oracle_search_nb(board, budget, keys, stamps, stamp, winning, relaxed=RELAXED_BUDGET):
     """solve_nb with ever more deviations from the playouts allowed, then complete."""
+    explored = new_explored_table_nb(TABLE_BITS)
     used = 0
     for max_deviation in range(1, 6):
         verdict, nodes, length = solve_nb(
-            board, budget - used, keys, stamps, stamp, winning, max_deviation
+            board, budget - used, keys, stamps, stamp, winning, max_deviation, relaxed, explored
         )
         used += nodes
         if verdict == WON or used >= budget:
             return verdict, used, length
-    verdict, nodes, length = solve_nb(board, budget - used, keys, stamps, stamp, winning)
+    verdict, nodes, length = solve_nb(
+        board, budget - used, keys, stamps, stamp, winning, 1 << 30, relaxed
+    )
     return verdict, used + nodes, length
 
 
