@@ -39,5 +39,6 @@ if __name__ == "__main__":
     print(f"{count} deals of seed {seed} from {first}, redeals={redeals}: {shares}")
     print(
         f"seconds per deal: median {p50:.3f}, 90th percentile {p90:.3f}, "
-        f"99th percentile {p99:.3f}, longest {times.max():.3f}"
+        f"99th percentile {p99:.3f}, longest {times.max():.3f}; "
+        f"{1 / times.mean():.2f} deals/s per core"
     )
