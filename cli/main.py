@@ -319,7 +319,11 @@ def policies(game):
     """List the policies of every game (or of GAME), with their parameters."""
     for name in [game] if game else list(GAMES):
         click.echo(name)
-        for policy in builtin_policies(name) + plugin_policies(name):
+        try:
+            found = builtin_policies(name) + plugin_policies(name)
+        except PolicyError as error:
+            raise click.ClickException(str(error)) from None
+        for policy in found:
             kind = "" if policy.compiled else " (python)"
             click.echo(f"  {policy.name:<14}{policy.summary}{kind}")
             for param in policy.params:

@@ -43,18 +43,25 @@ def check_address(address):
         )
 
 
-def connect(address):
-    """A Dask client of the scheduler at address, or a ClusterError saying why not.
+def check_reachable(address):
+    """Refuse, before any deal is played, a scheduler address nothing useful answers at.
 
-    The address is tried first with a plain connection (a refused or silent port fails
-    at once, by name, rather than after Dask's retries), then asked who it is: a client
+    The address is tried with a plain connection (a refused or silent port fails at
+    once, by name, rather than after Dask's retries), then asked who it is: a client
     made against anything but a scheduler would be left half made."""
     check_address(address)
+    if address == "local":
+        return
     parts = urlsplit(address)
     if parts.scheme != "ucx":
         _try_connection(address, parts.hostname, parts.port)
     if parts.scheme == "tcp":
         _check_is_scheduler(address)
+
+
+def connect(address):
+    """A Dask client of the scheduler at address, or a ClusterError saying why not."""
+    check_reachable(address)
     from distributed import Client
 
     try:

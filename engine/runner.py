@@ -161,6 +161,13 @@ def run(request, progress=None):
     """
     if request.start + request.n - 1 > MAX_DEAL:
         raise RunError(f"deals {request.start} .. {request.start + request.n - 1} pass 2**63 - 1")
+    if request.scheduler:
+        from engine.cluster import ClusterError, check_reachable
+
+        try:
+            check_reachable(request.scheduler)
+        except ClusterError as error:
+            raise RunError(str(error)) from None
     out, log = _checked_paths(request)
     with contextlib.ExitStack() as locks:
         try:
@@ -289,7 +296,7 @@ def _run_locked(request, out, log, before, progress):
                     )
         except KeyboardInterrupt:
             stop.signum = stop.signum or signal.SIGINT
-        except (PolicyFault, WorkerFailure, OSError) as failure:
+        except (PolicyFault, WorkerFailure, OSError, _cluster_error()) as failure:
             error = _os_reason(failure) if isinstance(failure, OSError) else str(failure)
         finally:
             stop.immediate = False  # from here on a signal is noted, never cuts a write
@@ -317,6 +324,12 @@ def _run_locked(request, out, log, before, progress):
                 "free some space and run the same command with --resume"
             ) from None
     return RunResult(out, totals, kept == request.n, wall, kept - before, kept, stop.signum, error)
+
+
+def _cluster_error():
+    from engine.cluster import ClusterError
+
+    return ClusterError
 
 
 def _add_kept_rows(out, totals):

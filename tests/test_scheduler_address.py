@@ -79,3 +79,17 @@ def test_a_server_that_is_not_a_scheduler_is_named_as_such():
     server.close()
     assert time.monotonic() - clock < 10
     assert str(refused.value) == f"tcp://127.0.0.1:{port} answers, but is not a Dask scheduler"
+
+
+@pytest.mark.parametrize("deals", [10, 300])
+def test_a_refused_scheduler_is_named_before_any_deal_is_played(tmp_path, deals):
+    with socket.socket() as placeholder:  # a port that was free a moment ago
+        placeholder.bind(("127.0.0.1", 0))
+        port = placeholder.getsockname()[1]
+    out = tmp_path / "r.parquet"
+    result = sim("calc", "-n", deals, "--scheduler", f"tcp://127.0.0.1:{port}", "--out", out)
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: cannot reach the Dask scheduler at tcp://127.0.0.1:{port}: connection refused"
+    )
+    assert list(tmp_path.iterdir()) == []
