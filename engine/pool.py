@@ -126,7 +126,7 @@ def play(spec, planner, workers, should_stop, deal_timeout):
                         if result.fault is not None:
                             fault_at = min(fault_at or result.fault_deal, result.fault_deal)
                 failure = None
-                if worker.process.sentinel in ready and not worker.process.is_alive():
+                if not worker.process.is_alive():  # whether or not its sentinel woke us
                     failure = _died(worker, status, retry, attempts)
                 elif (stuck := _stuck_deal(worker, status, deal_timeout)) is not None:
                     failure = _stop_at(worker, stuck, retry, _loop_reason(deal_timeout))
@@ -142,6 +142,8 @@ def play(spec, planner, workers, should_stop, deal_timeout):
                 if result.fault is not None:
                     return
                 position += result.done
+        if position < planner.end:  # never expected: a run must not end short in silence
+            raise WorkerFailure(f"deals from {position} on were lost between the workers")
     finally:
         for worker in pool:
             worker.kill()

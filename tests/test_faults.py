@@ -122,7 +122,10 @@ def test_a_worker_killed_from_outside_is_replaced_and_no_deal_is_lost(tmp_path):
     assert litter(tmp_path, {"r.parquet", "clean.parquet"}) == []
 
 
-@pytest.mark.parametrize("after", [0.3, 1.0, 2.0])
+@pytest.mark.parametrize(
+    "after",
+    [pytest.param(0.3, marks=pytest.mark.slow), 1.0, pytest.param(2.0, marks=pytest.mark.slow)],
+)
 def test_sigterm_to_the_process_group_keeps_finished_deals_and_resume_completes(tmp_path, after):
     out = tmp_path / "r.parquet"
     args = [*SLOW, "-n", 3000, "--seed", 6, "--workers", 2, "--out", out, "-q"]
