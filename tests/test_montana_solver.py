@@ -1,5 +1,6 @@
 """The Montana solver: exact verdicts, lines that play, and the runner around it."""
 
+import os
 import random
 import signal
 import subprocess
@@ -310,3 +311,31 @@ def test_an_interrupted_run_resumes_to_the_same_rows(tmp_path):
     assert resumed.returncode == 0
     assert sim(*args, "--workers", "1", "--out", str(fresh), "-q").exit_code == 0
     assert pq.read_table(out).equals(pq.read_table(fresh))
+
+
+PURE_PYTHON = """
+import json, numpy as np
+from engine import montana
+from policies.registry import resolve
+p = resolve("montana", "solver")
+rows = np.zeros((3, len(montana.COLUMNS)), np.int32)
+params = p.param_vector(p.settings(["nodes=2000"]))
+rules = np.array([2, 5000], np.int64)
+montana.play_chunk_nb(p.choose, 77, 0, rules, params, rows, np.zeros((3, 0), np.int16))
+print(json.dumps(rows.tolist()))
+"""
+
+
+def test_compiled_and_pure_python_solvers_agree():
+    outputs = []
+    for disable in ("0", "1"):
+        done = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", PURE_PYTHON],
+            env=os.environ | {"NUMBA_DISABLE_JIT": disable},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and outputs[0].count("[") == 4
