@@ -350,7 +350,12 @@ def policies(game):
     metavar="ARGS",
     help="Also time a whole `sim ARGS` command, e.g. 'calc -n 1e6'.",
 )
-def bench(games, policy_names, n, repeat, commands):
+@click.option(
+    "--reference",
+    metavar="COMMAND",
+    help="With --command: also time this command line (a plain C loop, say), in turn.",
+)
+def bench(games, policy_names, n, repeat, commands, reference):
     """Measure deals per second per core of the compiled kernels (medians)."""
     from engine.bench import time_command, time_kernel
 
@@ -367,8 +372,15 @@ def bench(games, policy_names, n, repeat, commands):
                 f" {deals / seconds:>13,.0f}"
             )
     for args in commands:
-        wall = time_command(args, repeat)
-        click.echo(f"sim {args}: median wall {wall:.2f} s over {repeat} runs")
+        timed = time_command(args, repeat, reference)
+        wall, cpu = timed["sim"]
+        click.echo(f"sim {args}: median wall {wall:.2f} s, CPU {cpu:.2f} s over {repeat} runs")
+        if reference:
+            ref_wall, ref_cpu = timed["reference"]
+            click.echo(
+                f"{reference}: median wall {ref_wall:.2f} s, CPU {ref_cpu:.2f} s; "
+                f"sim / reference: wall {wall / ref_wall:.2f}x, CPU {cpu / ref_cpu:.2f}x"
+            )
 
 
 @main.command()

@@ -1,5 +1,6 @@
 """Benchmarks: kernel speed per core, and the wall time of whole commands."""
 
+import resource
 import shlex
 import statistics
 import subprocess
@@ -41,29 +42,57 @@ def time_kernel(game, policy, n, repeat):
     return n, statistics.median(times)
 
 
-def time_command(args, repeat):
-    """Median wall seconds of `sim ARGS` (output to a scratch folder), after a warm-up."""
-    try:
-        words = shlex.split(args)
-    except ValueError as error:
-        raise BenchError(f"--command {args!r}: {error}") from None
+def time_command(args, repeat, reference=None):
+    """Medians of `sim ARGS` (output to a scratch folder), after a warm-up.
+
+    Returns {"sim": (wall, cpu)} and, given a reference command line (a plain C loop of
+    the same work, say), {"reference": (wall, cpu)} too: the two are run in turn, so
+    that a noisy machine slows both alike. CPU seconds count every process started."""
+    words = _split("--command", args)
+    reference_words = _split("--reference", reference) if reference else None
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "bench.parquet"
         # -P: as the console script does, keep the current folder off the module path.
         command = [sys.executable, "-P", "-m", "cli.main", *words]
         command += ["--quiet", "--overwrite", "--out", str(out)]
-        _run(args, command)
-        walls = []
+        runs = {"sim": (f"sim {args}", command)}
+        if reference_words:
+            runs["reference"] = (reference, reference_words)
+        for label, what in runs.values():
+            _run(label, what)  # warm-up: caches, page cache
+        samples = {name: [] for name in runs}
         for _ in range(repeat):
-            clock = time.perf_counter()
-            _run(args, command)
-            walls.append(time.perf_counter() - clock)
-    return statistics.median(walls)
+            for name, (label, what) in runs.items():
+                samples[name].append(_timed(label, what))
+    return {
+        name: (statistics.median(w for w, _ in got), statistics.median(c for _, c in got))
+        for name, got in samples.items()
+    }
 
 
-def _run(args, command):
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def _split(option, text):
+    try:
+        return shlex.split(text)
+    except ValueError as error:
+        raise BenchError(f"{option} {text!r}: {error}") from None
+
+
+def _timed(label, command):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    clock = time.perf_counter()
+    _run(label, command)
+    wall = time.perf_counter() - clock
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def _run(label, command):
+    try:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    except OSError as error:
+        raise BenchError(f"`{label}` cannot start: {error.strerror}") from None
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
         why = f": {lines[-1].removeprefix('Error: ')}" if lines else ""
-        raise BenchError(f"`sim {args}` failed with exit code {done.returncode}{why}")
+        raise BenchError(f"`{label}` failed with exit code {done.returncode}{why}")
