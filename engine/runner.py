@@ -319,10 +319,13 @@ def _run_locked(request, out, log, before, progress):
         try:
             kept = _finish(out, log, game, meta, before, rows_journal, log_journal, wall)
         except OSError as failure:
-            raise RunError(
-                f"{_os_reason(failure)}; the finished deals are kept in {rows_journal}: "
-                "free some space and run the same command with --resume"
-            ) from None
+            reason = _os_reason(failure)
+            if rows_journal.exists():
+                reason += (
+                    f"; the finished deals are kept in {rows_journal}: run the same command "
+                    "with --resume to recover them"
+                )
+            raise RunError(reason) from None
     return RunResult(out, totals, kept == request.n, wall, kept - before, kept, stop.signum, error)
 
 
