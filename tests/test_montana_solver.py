@@ -1,5 +1,6 @@
 """The Montana solver: exact verdicts, lines that play, and the runner around it."""
 
+import json
 import os
 import random
 import signal
@@ -339,3 +340,15 @@ def test_compiled_and_pure_python_solvers_agree():
         )
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1] and outputs[0].count("[") == 4
+
+
+def test_M5_M6_a_solver_log_that_says_unknown_passes_sim_replay(tmp_path):
+    out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
+    args = ["montana", "-p", "solver", "--param", "nodes=2000", "--redeals", "0", "-n", "12"]
+    result = CliRunner().invoke(main, [*args, "--out", str(out), "--log-moves", str(log), "-q"])
+    assert result.exit_code == 0, result.output
+    outcomes = {json.loads(line)["outcome"] for line in log.read_text().splitlines()}
+    assert "unknown" in outcomes
+    replay = CliRunner().invoke(main, ["replay", str(log)])
+    assert replay.exit_code == 0, replay.output
+    assert replay.output.strip() == f"checked 12 deals in {log}: 12 valid, 0 invalid"

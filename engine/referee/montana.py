@@ -60,7 +60,10 @@ def check(line):
     else:
         outcome = "lost"
     score = sum(kept_run(row) for row in grid)
-    if (line["outcome"], line["score"]) != (outcome, score):
+    claimed = line["outcome"]
+    if outcome == "lost" and claimed == "unknown":
+        claimed = "lost"  # a solver that could not prove the loss says so; the moves agree
+    if (claimed, line["score"]) != (outcome, score):
         return Verdict(
             False,
             None,
