@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 
 import click
+from click.utils import make_default_short_help
 
 from cli.options import WholeNumber, check_deal_range, game_command
-from engine.cluster import ClusterError
+from engine.game import DEFAULT_DEAL_TIMEOUT
 from engine.games import GAMES
-from engine.results import ResultFileError
-from engine.runner import DEFAULT_DEAL_TIMEOUT, RunError, RunRequest, default_filename, run
-from policies.registry import PolicyError, builtin_policies, plugin_policies, resolve
+
+# The run, the policies and the results load numba and pyarrow: imported where used, so
+# that help, version and completion answer at once.
 
 FAILED_EXIT = 1
 
@@ -30,9 +31,30 @@ class SimGroup(click.Group):
         "report": "cli.analysis:report",
         "export": "cli.analysis:export",
     }
+    # The first paragraph of each lazy command's help, so that listing them loads none.
+    lazy_help = {
+        "show": ("Look at one deal: the layout, each move with the position redrawn, the outcome."),
+        "compare": ("Compare runs: win rate, score and moves per (policy, rules, parameters)."),
+        "report": (
+            "Write a report of runs: win rates, score distributions, paired wins and losses."
+        ),
+        "export": ("Convert a result file to CSV or Parquet, keeping the run's description."),
+    }
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def format_commands(self, ctx, formatter):
+        rows = []
+        for name in self.list_commands(ctx):
+            limit = formatter.width - 6 - len(name)
+            if name in self.lazy_help:
+                rows.append((name, make_default_short_help(self.lazy_help[name], limit)))
+            else:
+                command = super().get_command(ctx, name)
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx, name):
         if name in self.lazy:
@@ -197,10 +219,16 @@ def _run_game(game, options):
     check_deal_range(options["start"], options["n"])
     rules = {rule.name: options[rule.name] for rule in game.rules}
     try:
+        from policies.registry import PolicyError, resolve
+
         policy = resolve(game.name, options["policy"])
         params = policy.settings(options["params"])
     except PolicyError as error:
         raise click.ClickException(str(error)) from None
+    from engine.cluster import ClusterError
+    from engine.results import ResultFileError
+    from engine.runner import RunError, RunRequest, default_filename, run
+
     out = options["out"] or Path("results") / default_filename(
         game, policy, params, rules, options["seed"], options["start"], options["n"]
     )
@@ -317,6 +345,8 @@ for _game in GAMES.values():
 @click.argument("game", required=False, type=click.Choice(sorted(GAMES)))
 def policies(game):
     """List the policies of every game (or of GAME), with their parameters."""
+    from policies.registry import PolicyError, builtin_policies, plugin_policies
+
     for name in [game] if game else list(GAMES):
         click.echo(name)
         try:
@@ -358,6 +388,7 @@ def policies(game):
 def bench(games, policy_names, n, repeat, commands, reference):
     """Measure deals per second per core of the compiled kernels (medians)."""
     from engine.bench import time_command, time_kernel
+    from policies.registry import builtin_policies
 
     click.echo(
         f"{'game':<8} {'policy':<14} {'deals':>9} {'median µs/deal':>15} {'deals/s/core':>13}"

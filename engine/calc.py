@@ -33,7 +33,7 @@ Actions are small integers:
 import numpy as np
 from numba import njit
 
-from engine import rng
+from engine import outcomes, rng
 from engine.cards import card_name, parse_card
 from engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
     DONE,
@@ -76,7 +76,7 @@ MAX_MOVES = 96  # 48 placements and at most 48 waste-to-foundation moves
 
 # Per-deal result columns, in the order play_chunk_nb writes them.
 COLUMNS = ("won", "score", "moves", "last_foundation_turn", "max_waste_height", "outcome")
-OUTCOMES = ("lost", "won", "unknown")
+OUTCOMES = outcomes.CALC
 
 
 @njit(cache=True)

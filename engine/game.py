@@ -6,10 +6,11 @@ signatures in every game. A Game ties it to its rule options, its result columns
 its move-log notation, so the rest of the project treats every game alike.
 """
 
+import importlib
 from dataclasses import dataclass, field
 from types import ModuleType
 
-import numpy as np
+DEFAULT_DEAL_TIMEOUT = 600.0  # seconds one deal may take before its run is stopped
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,23 @@ class Column:
 class Game:
     name: str
     title: str
-    module: ModuleType
+    module_name: str  # its compiled rules, imported on first use
     rules: tuple
     columns: tuple
     max_log: object  # rules dict -> most actions a deal can log
-    move_log: object  # (seed, deal, rules dict, actions) -> dict of the move-log line
     extra_summary: tuple = field(default=())  # (label, column) pairs for the summary
 
+    @property
+    def module(self) -> ModuleType:
+        return importlib.import_module(self.module_name)
+
+    def move_log(self, seed, deal, rules, actions, **start):
+        """The move-log line (a dict) of one deal, from its actions."""
+        return self.module.move_log(seed, deal, rules, actions, **start)
+
     def rules_vector(self, rules):
+        import numpy as np  # here, not at the top: help pages need no numpy
+
         return np.array([rules[option.name] for option in self.rules], np.int64)
 
     def default_rules(self):

@@ -1,15 +1,21 @@
-"""The games the simulator plays, by command name."""
+"""The games the simulator plays, by command name.
 
-from engine import calc, jokers, montana
+Declarations only: a game's compiled rules module is loaded when something first plays
+or draws it, so help pages and listings cost no compile."""
+
+from engine import outcomes
 from engine.game import Column, Game, RuleOption
+
+CALC_MAX_WASTES = 8  # engine.calc.MAX_WASTES: the state has room for 8 waste piles
+JOKERS_DEFAULT_MAX_MOVES = 2000  # engine.jokers.DEFAULT_MAX_MOVES
 
 CALC = Game(
     name="calc",
     title="Calculation",
-    module=calc,
+    module_name="engine.calc",
     rules=(
         RuleOption(
-            "wastes", 4, 1, calc.MAX_WASTES, "waste piles: 4 is the game, 3 the hard variant"
+            "wastes", 4, 1, CALC_MAX_WASTES, "waste piles: 4 is the game, 3 the hard variant"
         ),
     ),
     columns=(
@@ -22,28 +28,27 @@ CALC = Game(
             "outcome",
             "int8",
             "won, lost, or unknown: a searching policy ran out of budget",
-            labels=calc.OUTCOMES,
+            labels=outcomes.CALC,
         ),
     ),
-    max_log=lambda rules: calc.MAX_MOVES,
-    move_log=calc.move_log,
+    max_log=lambda rules: 96,  # engine.calc.MAX_MOVES: 48 placements, 48 moves up
 )
 
 JOKERS = Game(
     name="jokers",
     title="Jokers",
-    module=jokers,
+    module_name="engine.jokers",
     rules=(
         RuleOption(
             "max_moves",
-            jokers.DEFAULT_MAX_MOVES,
+            JOKERS_DEFAULT_MAX_MOVES,
             1,
             1_000_000,
             "move cap: a deal still going after this many moves ends as capped (J9)",
         ),
     ),
     columns=(
-        Column("outcome", "int8", "how the deal ended", labels=jokers.OUTCOMES),
+        Column("outcome", "int8", "how the deal ended", labels=outcomes.JOKERS),
         Column("won", "bool", "all 52 cards reached the foundations"),
         Column("score", "int8", "cards on the foundations, 4..52"),
         Column("moves", "int32", "cards moved"),
@@ -51,13 +56,12 @@ JOKERS = Game(
         Column("nodes", "int32", "positions a solver searched; 0 for heuristics"),
     ),
     max_log=lambda rules: rules["max_moves"],
-    move_log=jokers.move_log,
 )
 
 MONTANA = Game(
     name="montana",
     title="Montana",
-    module=montana,
+    module_name="engine.montana",
     rules=(
         RuleOption("redeals", 2, 0, 10, "redeals allowed when no move is possible (M5)"),
         RuleOption(
@@ -69,7 +73,7 @@ MONTANA = Game(
         ),
     ),
     columns=(
-        Column("outcome", "int8", "how the deal ended", labels=montana.OUTCOMES),
+        Column("outcome", "int8", "how the deal ended", labels=outcomes.MONTANA),
         Column("won", "bool", "every row 2..K of one suit, its last cell a gap (M6)"),
         Column("score", "int8", "cards in kept runs (M5) summed over the rows, 0..48"),
         Column("redeals", "int8", "redeals used"),
@@ -83,7 +87,6 @@ MONTANA = Game(
         ),
     ),
     max_log=lambda rules: rules["max_moves"] + rules["redeals"],
-    move_log=montana.move_log,
 )
 
 GAMES = {game.name: game for game in (CALC, JOKERS, MONTANA)}

@@ -48,7 +48,7 @@ Actions are small integers, source column i (0..9) and a kind:
 import numpy as np
 from numba import njit
 
-from engine import rng
+from engine import outcomes, rng
 from engine.cards import JOKER, card_name, parse_card
 from engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
     DONE,
@@ -106,7 +106,7 @@ KIND_FOUNDATION = 30
 N_ACTIONS = N_COLUMNS * N_COLUMNS  # per source: its foundation and 9 other columns
 DEFAULT_MAX_MOVES = 2000
 
-OUTCOMES = ("lost", "won", "capped", "unknown")
+OUTCOMES = outcomes.JOKERS
 OUTCOME_LOST = 0
 OUTCOME_WON = 1
 OUTCOME_CAPPED = 2

@@ -39,7 +39,7 @@ is possible and a redeal remains.
 import numpy as np
 from numba import njit
 
-from engine import rng
+from engine import outcomes, rng
 from engine.cards import card_name, parse_card
 from engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
     DONE,
@@ -93,7 +93,7 @@ LOST = 0
 WON = 1
 CAPPED = 2
 UNKNOWN = 3  # recorded, never played: a solver could neither win nor prove the loss
-OUTCOMES = ("lost", "won", "capped", "unknown")
+OUTCOMES = outcomes.MONTANA
 
 VERDICT_NONE = 0
 VERDICT_WON = 1

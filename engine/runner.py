@@ -31,11 +31,11 @@ import numpy as np
 
 from engine import journal, results
 from engine.files import FileLock, OutputError, check_output, same_file, temporary_path
+from engine.game import DEFAULT_DEAL_TIMEOUT
 from engine.job import LOG_END, ChunkResult, PolicyFault, job_spec, load_kernel, play_chunk
 from engine.pool import ChunkPlanner, WorkerFailure
 from engine.stats import wilson_interval
 
-DEFAULT_DEAL_TIMEOUT = 600.0
 PROBE_DEALS = 256  # deals the parent plays to size the chunks of a Dask run
 MAX_DEAL = 2**63 - 1
 
