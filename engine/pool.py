@@ -101,8 +101,10 @@ class _Worker:
 
 def play(spec, planner, workers, should_stop, deal_timeout):
     """Yield ChunkResults in deal order; stop at the first policy fault (yielded last)."""
-    shared = mmap.mmap(-1, 8 * kernel.STATUS_SIZE * workers)
-    status = np.frombuffer(shared, np.int64).reshape(workers, kernel.STATUS_SIZE)
+    # One 128-byte line per worker: two workers writing one cache line every deal
+    # would slow each other down.
+    shared = mmap.mmap(-1, 128 * workers)
+    status = np.frombuffer(shared, np.int64).reshape(workers, 16)[:, : kernel.STATUS_SIZE]
     context = multiprocessing.get_context("fork")
     pool = [_Worker(context, spec, slot, status) for slot in range(workers)]
     retry = collections.deque()  # chunks of dead workers, played again before new ones

@@ -43,21 +43,38 @@ def rows_to_table(game, policy_name, seed, start, rows):
     """An Arrow table of kernel rows (int32 [n, columns]) for deals start, start + 1..."""
     n = rows.shape[0]
     arrays = [
-        pa.array(np.full(n, seed, np.int64)),
-        pa.array(np.arange(start, start + n, dtype=np.int64)),
-        pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int8)), [policy_name]),
+        _numeric(np.full(n, seed, np.int64)),
+        _numeric(np.arange(start, start + n, dtype=np.int64)),
+        pa.DictionaryArray.from_arrays(_numeric(np.zeros(n, np.int8)), _strings([policy_name])),
     ]
     for i, column in enumerate(game.columns):
         values = rows[:, i]
         if column.labels:
-            arrays.append(
-                pa.DictionaryArray.from_arrays(pa.array(values.astype(np.int8)), column.labels)
-            )
+            codes = _numeric(values.astype(np.int8))
+            arrays.append(pa.DictionaryArray.from_arrays(codes, _strings(column.labels)))
         elif column.type == "bool":
-            arrays.append(pa.array(values.astype(bool)))
+            bits = np.packbits(values.astype(bool), bitorder="little")
+            arrays.append(pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bits)]))
         else:
-            arrays.append(pa.array(values.astype(column.type)))
+            arrays.append(_numeric(values.astype(column.type)))
     return pa.Table.from_arrays(arrays, schema=schema(game))
+
+
+def _strings(labels):
+    encoded = [label.encode() for label in labels]
+    offsets = np.cumsum([0] + [len(label) for label in encoded], dtype=np.int32)
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+    return pa.Array.from_buffers(pa.string(), len(labels), buffers)
+
+
+def _numeric(values):
+    """An Arrow array over a numpy array's memory.
+
+    pa.array would do, but its first call imports pandas (about 0.4 s) to check that
+    the values are not a pandas object; so would a dictionary given as a list."""
+    values = np.ascontiguousarray(values)
+    buffer = pa.py_buffer(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, buffer])
 
 
 class ResultWriter:
