@@ -72,6 +72,8 @@ def compare(paths, baseline, fmt, out, overwrite):
     if out is not None:
         check_writable(out, overwrite)
     runs = load_runs(paths)
+    if out is not None:
+        _refuse_an_input(out, runs)
     _warn_incomplete(runs)
     table = comparison(runs, find_baseline(runs, baseline) if baseline else None)
     if fmt == "parquet":
@@ -135,6 +137,13 @@ def export(path, target, out, overwrite):
         raise AnalysisError(f"{path}: no such file")
     for written in convert(path, target, out, overwrite):
         click.echo(f"written     {written}", err=True)
+
+
+def _refuse_an_input(out, runs):
+    from engine.files import same_file
+
+    if any(same_file(out, path) for run in runs for path in run.files):
+        raise AnalysisError(f"{out} is one of the inputs; choose another --out")
 
 
 def _warn_incomplete(runs):

@@ -75,10 +75,18 @@ class SimGroup(click.Group):
         except click.ClickException as error:
             click.echo(f"Error: {error.format_message()}", err=True)
             sys.exit(error.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+        except click.Abort:  # Ctrl-C or a stop signal before play began
+            click.echo("interrupted: no deal finished; nothing written", err=True)
+            sys.exit(128 + (_early_signal[0] or signal.SIGINT))
         sys.exit(code if isinstance(code, int) else 0)
+
+
+_early_signal = [None]
+
+
+def _stop_early(signum, frame):
+    _early_signal[0] = signum
+    raise KeyboardInterrupt  # click turns it into Abort
 
 
 def run_console():
@@ -86,6 +94,10 @@ def run_console():
 
     Tearing down an interpreter that ran compiled kernels takes about half a second;
     once the output is flushed and every file is closed there is nothing left to do."""
+    # Until a run installs its own handlers, a scheduler's stop ends the command as
+    # Ctrl-C does: one line, exit 128 + signal, nothing half written.
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, _stop_early)
     try:
         main()
         code = 0
@@ -442,4 +454,4 @@ def replay(log, quiet):
 
 
 if __name__ == "__main__":
-    main()
+    run_console()

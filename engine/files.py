@@ -31,6 +31,8 @@ def check_output(path, overwrite, what="output", flag="--overwrite"):
 
     Returns the path. Creates the parent folder if it is missing."""
     path = Path(path)
+    if path.is_symlink():
+        raise OutputError(f"{path} is a symbolic link; it is never replaced (name its target)")
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -96,8 +98,8 @@ class FileLock:
     dies; the lock file itself is removed by the holder on release.
     """
 
-    def __init__(self, path):
-        self.path = Path(path)
+    def __init__(self, path, option="--out"):
+        self.path, self.option = Path(path), option
         self.lock_path = self.path.with_name(f".{self.path.name}.lock")
         self._fd = None
 
@@ -115,7 +117,7 @@ class FileLock:
                 who = f" (process {holder})" if holder else ""
                 raise OutputError(
                     f"{self.path} is being written by another sim run{who}; "
-                    "wait for it to finish or choose another --out"
+                    f"wait for it to finish or choose another {self.option}"
                 ) from None
             # The file may have been removed by a holder that released it meanwhile.
             try:

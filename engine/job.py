@@ -20,7 +20,7 @@ from numba import njit
 from engine import kernel, rng
 
 LOG_END = np.iinfo(np.int16).min  # fills the unused tail of a deal's action log
-_NOT_AN_INDEX = -2_000_000  # what a guarded Python policy's non-integer answer becomes
+IN_WORKER = False  # set in worker processes, which never see the user's Ctrl-C
 
 
 class PolicyFault(RuntimeError):
@@ -34,6 +34,8 @@ class PolicyFault(RuntimeError):
 FAULT_REASONS = {
     kernel.FAULT_BAD_CHOICE: "returned an index outside the legal list",
     kernel.FAULT_STATE_WRITTEN: "wrote into the game state it was given (it may only read it)",
+    kernel.FAULT_LEGAL_WRITTEN: "wrote into the legal list it was given (it may only read it)",
+    kernel.FAULT_NOT_AN_INDEX: "returned something other than an integer index",
 }
 
 
@@ -152,7 +154,9 @@ def play_deals_python(job, start, rows, logs, status):
         except SystemExit as error:
             return f"called sys.exit({error.code!r})"
         except KeyboardInterrupt:
-            raise
+            if not IN_WORKER:  # Ctrl-C in an interactive process is the user's
+                raise
+            return "raised KeyboardInterrupt"  # workers ignore SIGINT: the policy raised it
         except BaseException as error:
             return f"raised {_one_line(error)}"
         if code != kernel.FAULT_NONE:
@@ -199,13 +203,12 @@ def _guard_python(choose, protected):
         state_before = state[:protected].copy()
         legal_before = legal[:n_legal].copy()
         choice = choose(state, legal, n_legal, params, stream)
-        if not (
-            np.array_equal(state[:protected], state_before)
-            and np.array_equal(legal[:n_legal], legal_before)
-        ):
+        if not np.array_equal(state[:protected], state_before):
             return kernel.CHOICE_STATE_WRITTEN
+        if not np.array_equal(legal[:n_legal], legal_before):
+            return kernel.CHOICE_LEGAL_WRITTEN
         if isinstance(choice, bool) or not isinstance(choice, int | np.integer):
-            return _NOT_AN_INDEX
+            return kernel.CHOICE_NOT_AN_INDEX
         return int(choice)
 
     return guarded_choose
@@ -223,7 +226,7 @@ def _guard_compiled(choose, protected):
                 return kernel.CHOICE_STATE_WRITTEN
         for i in range(n_legal):
             if legal[i] != legal_before[i]:
-                return kernel.CHOICE_STATE_WRITTEN
+                return kernel.CHOICE_LEGAL_WRITTEN
         return choice
 
     return guarded_choose_nb

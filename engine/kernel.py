@@ -44,9 +44,13 @@ STATUS_SIZE = 3
 FAULT_NONE = 0
 FAULT_BAD_CHOICE = 1  # the policy returned an index outside the legal list
 FAULT_STATE_WRITTEN = 2  # a guarded policy wrote into the rules part of the state
+FAULT_LEGAL_WRITTEN = 3  # a guarded policy wrote into the legal list
+FAULT_NOT_AN_INDEX = 4  # a guarded Python policy returned something not an integer
 
-# What a guarded policy returns when the policy inside it wrote into the state.
+# What a guarded policy returns in place of a choice that breaks the contract.
 CHOICE_STATE_WRITTEN = -1_000_001
+CHOICE_LEGAL_WRITTEN = -1_000_002
+CHOICE_NOT_AN_INDEX = -1_000_003
 
 
 @njit(cache=True)
@@ -56,4 +60,8 @@ def choice_fault_nb(choice, n_legal):
         return FAULT_NONE
     if choice == CHOICE_STATE_WRITTEN:
         return FAULT_STATE_WRITTEN
+    if choice == CHOICE_LEGAL_WRITTEN:
+        return FAULT_LEGAL_WRITTEN
+    if choice == CHOICE_NOT_AN_INDEX:
+        return FAULT_NOT_AN_INDEX
     return FAULT_BAD_CHOICE

@@ -27,7 +27,7 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
-from engine import kernel
+from engine import job, kernel
 from engine.job import ChunkResult, play_chunk
 
 CHUNK_SECONDS = 0.25  # a chunk long enough that its overhead is noise, short enough to stop
@@ -218,6 +218,7 @@ def _loop_reason(deal_timeout):
 
 def _worker_main(conn, spec, status, parent):
     _die_with_parent(parent)
+    job.IN_WORKER = True
     # The parent owns Ctrl-C and SIGTERM: it stops the workers and writes what they did.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -173,7 +173,7 @@ def run(request, progress=None):
         try:
             locks.enter_context(FileLock(out))
             if log is not None:
-                locks.enter_context(FileLock(log))
+                locks.enter_context(FileLock(log, "--log-moves"))
         except OutputError as error:
             raise RunError(str(error)) from None
         _remove_stale_temporaries(out, log)
@@ -240,11 +240,11 @@ def _check_log_for_resume(request, log, before):
     if log is None or before == 0:
         return
     kept = journal.read_lines(log, before)
-    last = _parse_line(kept[-1]) if kept else {}
-    if (
-        len(kept) < before
-        or last.get("game") != request.game.name
-        or last.get("deal") != request.start + before - 1
+    deals = [_parse_line(line) for line in kept]
+    expected = range(request.start, request.start + before)
+    if len(kept) < before or any(
+        line.get("game") != request.game.name or line.get("deal") != deal
+        for line, deal in zip(deals, expected, strict=True)
     ):
         raise RunError(
             f"cannot resume with {log}: it does not hold the move logs of the {before:,} deals done"
@@ -439,6 +439,8 @@ def _salvage(request, out, locks):
     meta = description | {"salvaged": True, "executor": "recovered from a killed run"}
     kept = _finish(out, Path(log) if log else None, game, meta, before, path, log_journal, 0.0)
     note = f"recovered {kept:,} finished deals of a killed run into {out}"
+    if kept == description["n"]:
+        raise RunError(f"{note}: every deal of the run, so the file is complete")
     if not request.resume:
         raise RunError(f"{note}; run the same command with --resume to finish it")
     return [note]

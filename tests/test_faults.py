@@ -214,6 +214,9 @@ def first_trigger_deal(seed, trigger=5):
         ("bad-index", "returned an index outside the legal list"),
         ("cheats", "wrote into the game state it was given (it may only read it)"),
         ("cheats-compiled", "wrote into the game state it was given (it may only read it)"),
+        ("interrupts", "raised KeyboardInterrupt"),
+        ("writes-legal", "wrote into the legal list it was given (it may only read it)"),
+        ("returns-float", "returned something other than an integer index"),
     ],
 )  # fmt: skip
 def test_a_misbehaving_plugin_stops_the_run_naming_the_deal_and_keeps_the_deals_before(
@@ -342,3 +345,79 @@ def test_resume_refuses_a_move_log_that_does_not_hold_the_deals_done(tmp_path):
         f"Error: cannot resume with {log}: it does not hold the move logs of the "
         f"{kept:,} deals done"
     )
+
+
+def test_a_stop_signal_during_start_up_ends_in_one_line(tmp_path):
+    out = tmp_path / "r.parquet"
+    process = start("-n", 10**6, "--out", out)
+    time.sleep(0.6)  # importing, resolving, loading the kernel: no deal played yet
+    os.killpg(process.pid, signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + signal.SIGTERM
+    if not out.exists():  # a very fast machine may have kept some deals already
+        assert stderr.strip() == "interrupted: no deal finished; nothing written"
+        assert litter(tmp_path, set()) == []
+
+
+def test_a_symbolic_link_is_never_replaced(tmp_path):
+    target = tmp_path / "target.parquet"
+    target.write_text("mine")
+    link = tmp_path / "link.parquet"
+    link.symlink_to(target)
+    result = sim("-n", 10, "--out", link, "--overwrite")
+    assert result.stderr.strip() == (
+        f"Error: {link} is a symbolic link; it is never replaced (name its target)"
+    )
+    assert link.is_symlink() and target.read_text() == "mine"
+
+
+def test_compare_never_writes_over_one_of_its_inputs(tmp_path):
+    out = tmp_path / "r.parquet"
+    assert sim("-n", 50, "--out", out, "-q").returncode == 0
+    before = out.read_bytes()
+    compare = subprocess.run(
+        [sys.executable, "-m", "cli.main", "compare", str(out), "--out", str(out), "--overwrite"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert compare.returncode == 1
+    assert compare.stderr.strip() == f"Error: {out} is one of the inputs; choose another --out"
+    assert out.read_bytes() == before
+
+
+def test_resume_refuses_a_move_log_edited_since_the_interrupt(tmp_path):
+    out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
+    args = [*SLOW, "-n", 1500, "--seed", 9, "--out", out, "--log-moves", log, "-q"]
+    process = start(*args)
+    wait_for_rows(out, 30)
+    os.killpg(process.pid, signal.SIGINT)
+    process.communicate(timeout=30)
+    kept = meta(out)["n_done"]
+    lines = log.read_text().splitlines(keepends=True)
+    lines[10] = lines[10].replace('"deal": 10', '"deal": 11')
+    log.write_text("".join(lines))
+    refused = sim(*args, "--resume")
+    assert refused.stderr.strip() == (
+        f"Error: cannot resume with {log}: it does not hold the move logs of the "
+        f"{kept:,} deals done"
+    )
+
+
+def test_a_markdown_report_never_replaces_a_picture_it_did_not_write(tmp_path):
+    from engine.analysis.report import plot_paths
+
+    results = tmp_path / "results"
+    assert sim("-n", 50, "--out", results / "a.parquet", "-q").returncode == 0
+    out = tmp_path / "results.md"
+    theirs = plot_paths(out)[0]
+    theirs.write_bytes(b"a picture of the user's own")
+    report = subprocess.run(
+        [sys.executable, "-m", "cli.main", "report", str(results / "a.parquet"),
+         "--out", str(out), "--overwrite"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert report.returncode == 1
+    assert report.stderr.strip() == (
+        f"Error: {theirs} was not written by sim report; it is never replaced "
+        "(name the report otherwise)"
+    )
+    assert theirs.read_bytes() == b"a picture of the user's own"

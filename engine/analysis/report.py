@@ -35,7 +35,8 @@ STYLE = {
 }
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
-PNG_METADATA = {"Software": None}
+PNG_METADATA = {"Software": None, "Source": "sim report"}  # marks the files it may replace
+PNG_MARK = b"tEXtSource\x00sim report"
 SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown"}
 
 
@@ -76,6 +77,11 @@ def check_outputs(out, overwrite):
             raise AnalysisError(f"{folder} exists and is not a folder; the report's plots go there")
         for path in plot_paths(out):
             check_writable(path, overwrite, what="a plot of the report")
+            if path.exists() and PNG_MARK not in path.read_bytes()[:4096]:
+                raise AnalysisError(
+                    f"{path} was not written by sim report; it is never replaced "
+                    "(name the report otherwise)"
+                )
 
 
 class Report:

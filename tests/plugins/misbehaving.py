@@ -75,3 +75,27 @@ def cheats_compiled_nb(state, legal, n_legal, params, stream):
         for k in range(4):
             state[FCOUNT + k] = 13
     return 0
+
+
+@policy("calc", name="interrupts")
+def interrupts(state, legal, n_legal, params, stream):
+    """Raises KeyboardInterrupt itself on the trigger deals."""
+    if state[STOCK] == TRIGGER:
+        raise KeyboardInterrupt
+    return _greedy(state, legal, n_legal, params, stream)
+
+
+@policy("calc", name="writes-legal")
+def writes_legal(state, legal, n_legal, params, stream):
+    """Rewrites the legal list on the trigger deals."""
+    if state[STOCK] == TRIGGER:
+        legal[0] = 3
+    return _greedy(state, legal, n_legal, params, stream)
+
+
+@policy("calc", name="returns-float")
+def returns_float(state, legal, n_legal, params, stream):
+    """Returns 0.5 on the trigger deals."""
+    if state[STOCK] == TRIGGER:
+        return 0.5
+    return _greedy(state, legal, n_legal, params, stream)
