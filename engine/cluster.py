@@ -15,7 +15,7 @@ import socket
 import uuid
 from urllib.parse import urlsplit
 
-from engine.job import play_chunk
+from engine.job import play_chunk, release_in_order
 
 CHUNK_SECONDS = 2.0  # bigger than local chunks: a task costs milliseconds to schedule
 MAX_CHUNK = 1_000_000
@@ -156,9 +156,6 @@ def _in_order(completed, chunks, submit, position):
         chunk = next(chunks, None)
         if chunk is not None:
             completed.add(submit(chunk))
-        while position in waiting:
-            result = waiting.pop(position)
-            yield result
-            if result.fault is not None:
-                return
-            position += result.done
+        position = yield from release_in_order(waiting, position)
+        if position is None:
+            return

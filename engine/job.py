@@ -73,6 +73,20 @@ class Job:
     log_width: int
 
 
+def release_in_order(waiting, position):
+    """Yield the results held in `waiting` (by first deal) that continue `position`.
+
+    Returns the next position, or None once a result with a fault was yielded: play
+    stops there."""
+    while position in waiting:
+        result = waiting.pop(position)
+        yield result
+        if result.fault is not None:
+            return None
+        position += result.done
+    return position
+
+
 def job_spec(request):
     """What a worker needs to play chunks of a run: small, picklable, by name."""
     return {

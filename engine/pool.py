@@ -28,7 +28,7 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from engine import job, kernel
-from engine.job import ChunkResult, play_chunk
+from engine.job import ChunkResult, play_chunk, release_in_order
 
 CHUNK_SECONDS = 0.25  # a chunk long enough that its overhead is noise, short enough to stop
 MAX_CHUNK = 100_000
@@ -138,12 +138,9 @@ def play(spec, planner, workers, should_stop, deal_timeout):
                     waiting[failure.start] = failure
                     fault_at = min(fault_at or failure.start, failure.start)
                 _feed(worker, planner, retry, fault_at)
-            while position in waiting:
-                result = waiting.pop(position)
-                yield result
-                if result.fault is not None:
-                    return
-                position += result.done
+            position = yield from release_in_order(waiting, position)
+            if position is None:
+                return
         if position < planner.end:  # never expected: a run must not end short in silence
             raise WorkerFailure(f"deals from {position} on were lost between the workers")
     finally:
