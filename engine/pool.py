@@ -127,12 +127,15 @@ def play(spec, planner, workers, should_stop, deal_timeout):
                         waiting[result.start] = result
                         if result.fault is not None:
                             fault_at = min(fault_at or result.fault_deal, result.fault_deal)
-                failure = None
+                # Death is decided once: a worker that dies after this check is
+                # handled, chunks and all, in the next round.
+                failure, replace = None, False
                 if not worker.process.is_alive():  # whether or not its sentinel woke us
-                    failure = _died(worker, status, retry, attempts)
+                    failure, replace = _died(worker, status, retry, attempts), True
                 elif (stuck := _stuck_deal(worker, status, deal_timeout)) is not None:
                     failure = _stop_at(worker, stuck, retry, _loop_reason(deal_timeout))
-                if worker.process.exitcode is not None:
+                    replace = True
+                if replace:
                     pool[i] = worker = _Worker(context, spec, worker.slot, status)
                 if failure is not None:
                     waiting[failure.start] = failure
