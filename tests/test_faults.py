@@ -297,15 +297,20 @@ def test_a_move_log_in_a_missing_folder_is_created_and_one_onto_a_folder_refused
     assert not (tmp_path / "s.parquet").exists()
 
 
-def test_move_log_and_rows_agree_after_an_interrupt_and_resume(tmp_path):
-    out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
+def interrupt_a_logged_run(out, log):
+    """Start a slow logged run, Ctrl-C it once some deals are kept: (its args, deals kept)."""
     args = [*SLOW, "-n", 1500, "--seed", 9, "--out", out, "--log-moves", log, "-q"]
     process = start(*args)
     wait_for_rows(out, 30)
     os.killpg(process.pid, signal.SIGINT)
     process.communicate(timeout=30)
     assert process.returncode == 130
-    kept = meta(out)["n_done"]
+    return args, meta(out)["n_done"]
+
+
+def test_move_log_and_rows_agree_after_an_interrupt_and_resume(tmp_path):
+    out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
+    args, kept = interrupt_a_logged_run(out, log)
     assert len(log.read_text().splitlines()) == kept
 
     other = tmp_path / "other.jsonl"
@@ -332,12 +337,7 @@ def test_move_log_and_rows_agree_after_an_interrupt_and_resume(tmp_path):
 
 def test_resume_refuses_a_move_log_that_does_not_hold_the_deals_done(tmp_path):
     out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
-    args = [*SLOW, "-n", 1500, "--seed", 9, "--out", out, "--log-moves", log, "-q"]
-    process = start(*args)
-    wait_for_rows(out, 30)
-    os.killpg(process.pid, signal.SIGINT)
-    process.communicate(timeout=30)
-    kept = meta(out)["n_done"]
+    args, kept = interrupt_a_logged_run(out, log)
     log.write_text("".join(log.read_text().splitlines(keepends=True)[: kept - 5]))
     refused = sim(*args, "--resume")
     assert refused.returncode == 1
@@ -386,12 +386,7 @@ def test_compare_never_writes_over_one_of_its_inputs(tmp_path):
 
 def test_resume_refuses_a_move_log_edited_since_the_interrupt(tmp_path):
     out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
-    args = [*SLOW, "-n", 1500, "--seed", 9, "--out", out, "--log-moves", log, "-q"]
-    process = start(*args)
-    wait_for_rows(out, 30)
-    os.killpg(process.pid, signal.SIGINT)
-    process.communicate(timeout=30)
-    kept = meta(out)["n_done"]
+    args, kept = interrupt_a_logged_run(out, log)
     lines = log.read_text().splitlines(keepends=True)
     lines[10] = lines[10].replace('"deal": 10', '"deal": 11')
     log.write_text("".join(lines))
