@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from engine import calc
-from policies.registry import resolve
+from sim.engine import calc
+from sim.policies.registry import resolve
 
 
 def play(policy, params, wastes, seed, start, count):

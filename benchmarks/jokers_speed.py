@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 
-from engine import jokers
-from policies import jokers as policies
+from sim.engine import jokers
+from sim.policies import jokers as policies
 
 RULES = np.array([jokers.DEFAULT_MAX_MOVES], np.int64)
 

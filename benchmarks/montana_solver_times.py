@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 
-from engine import montana
-from policies.registry import resolve
+from sim.engine import montana
+from sim.policies.registry import resolve
 
 
 def deal_times(seed, first, count, redeals, pairs):

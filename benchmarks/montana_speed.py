@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from engine import montana
-from engine.games import GAMES
-from policies.registry import builtin_policies
+from sim.engine import montana
+from sim.engine.games import GAMES
+from sim.policies.registry import builtin_policies
 
 RULES = GAMES["montana"].rules_vector(GAMES["montana"].default_rules())
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import click
 
-from engine.analysis import AnalysisError
-from engine.files import describe_os_error
+from sim.engine.analysis import AnalysisError
+from sim.engine.run.files import describe_os_error
 
 FILES = click.argument(
     "paths", nargs=-1, required=True, metavar="PATH...", type=click.Path(path_type=Path)
@@ -61,10 +61,10 @@ def compare(paths, baseline, fmt, out, overwrite):
     10, 1998), and the exact McNemar p-value (two-sided binomial test on the deals only
     one of the two won). Runs of different rules are never paired.
     """
-    from engine.analysis import formats
-    from engine.analysis.compare import comparison, find_baseline
-    from engine.analysis.inputs import load_runs
-    from engine.analysis.output import check_writable, write_atomically, write_text
+    from sim.engine.analysis import formats
+    from sim.engine.analysis.compare import comparison, find_baseline
+    from sim.engine.analysis.inputs import load_runs
+    from sim.engine.analysis.output import check_writable, write_atomically, write_text
 
     fmt = formats.format_for(out, fmt)
     if fmt == "parquet" and out is None:
@@ -104,8 +104,8 @@ def report(paths, out, baseline, overwrite):
     An .html output is a single page with the plots embedded; an .md output writes the
     plots as PNG files in a folder named after the report (report.md -> report/).
     """
-    from engine.analysis import report as reports
-    from engine.analysis.inputs import load_runs
+    from sim.engine.analysis import report as reports
+    from sim.engine.analysis.inputs import load_runs
 
     writer = reports.writer_for(out)
     reports.check_outputs(out, overwrite)
@@ -129,7 +129,7 @@ def report(paths, out, baseline, overwrite):
 @_one_line_errors
 def export(path, target, out, overwrite):
     """Convert a result file to CSV or Parquet, keeping the run's description."""
-    from engine.analysis.export import export as convert
+    from sim.engine.analysis.export import export as convert
 
     if path.is_dir():
         raise AnalysisError(f"{path} is a folder; export converts one result file")
@@ -140,7 +140,7 @@ def export(path, target, out, overwrite):
 
 
 def _refuse_an_input(out, runs):
-    from engine.files import same_file
+    from sim.engine.run.files import same_file
 
     if any(same_file(out, path) for run in runs for path in run.files):
         raise AnalysisError(f"{out} is one of the inputs; choose another --out")

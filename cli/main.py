@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 from click.utils import make_default_short_help
 
-from cli.options import WholeNumber, check_deal_range, game_command
-from engine.game import DEFAULT_DEAL_TIMEOUT
-from engine.games import GAMES
+from sim.cli.options import WholeNumber, check_deal_range, game_command
+from sim.engine.game import DEFAULT_DEAL_TIMEOUT
+from sim.engine.games import GAMES
 
 # The run, the policies and the results load numba and pyarrow: imported where used, so
 # that help, version and completion answer at once.
@@ -231,15 +231,15 @@ def _run_game(game, options):
     check_deal_range(options["start"], options["n"])
     rules = {rule.name: options[rule.name] for rule in game.rules}
     try:
-        from policies.registry import PolicyError, resolve
+        from sim.policies.registry import PolicyError, resolve
 
         policy = resolve(game.name, options["policy"])
         params = policy.settings(options["params"])
     except PolicyError as error:
         raise click.ClickException(str(error)) from None
-    from engine.cluster import ClusterError
-    from engine.results import ResultFileError
-    from engine.runner import RunError, RunRequest, default_filename, run
+    from sim.engine.run.cluster import ClusterError
+    from sim.engine.run.results import ResultFileError
+    from sim.engine.run.runner import RunError, RunRequest, default_filename, run
 
     out = options["out"] or Path("results") / default_filename(
         game, policy, params, rules, options["seed"], options["start"], options["n"]
@@ -357,7 +357,7 @@ for _game in GAMES.values():
 @click.argument("game", required=False, type=click.Choice(sorted(GAMES)))
 def policies(game):
     """List the policies of every game (or of GAME), with their parameters."""
-    from policies.registry import PolicyError, builtin_policies, plugin_policies
+    from sim.policies.registry import PolicyError, builtin_policies, plugin_policies
 
     for name in [game] if game else list(GAMES):
         click.echo(name)
@@ -399,8 +399,8 @@ def policies(game):
 )
 def bench(games, policy_names, n, repeat, commands, reference):
     """Measure deals per second per core of the compiled kernels (medians)."""
-    from engine.bench import time_command, time_kernel
-    from policies.registry import builtin_policies
+    from sim.engine.run.bench import time_command, time_kernel
+    from sim.policies.registry import builtin_policies
 
     click.echo(
         f"{'game':<8} {'policy':<14} {'deals':>9} {'median µs/deal':>15} {'deals/s/core':>13}"
@@ -431,7 +431,7 @@ def bench(games, policy_names, n, repeat, commands, reference):
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
 def replay(log, quiet):
     """Check every deal of a move log (JSON Lines) against the rules."""
-    from engine.referee import check_log_file
+    from sim.engine.referee import check_log_file
 
     deals = bad = malformed = 0
     for number, line, verdict in check_log_file(log):

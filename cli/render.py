@@ -2,9 +2,9 @@
 
 import click
 
-from engine.referee import calc as calc_referee
-from engine.referee import jokers as jokers_referee
-from engine.referee import montana as montana_referee
+from sim.engine.referee import calc as calc_referee
+from sim.engine.referee import jokers as jokers_referee
+from sim.engine.referee import montana as montana_referee
 
 SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 

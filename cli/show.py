@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from cli.options import WholeNumber, game_command
-from cli.render import POSITIONS
-from engine.games import GAMES
-from engine.one_deal import play_one
-from engine.referee import IllegalMove
-from policies.registry import PolicyError, resolve
+from sim.cli.options import WholeNumber, game_command
+from sim.cli.render import POSITIONS
+from sim.engine.games import GAMES
+from sim.engine.referee import IllegalMove
+from sim.engine.run.one_deal import play_one
+from sim.policies.registry import PolicyError, resolve
 
 
 @click.group()

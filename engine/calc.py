@@ -33,9 +33,9 @@ Actions are small integers:
 import numpy as np
 from numba import njit
 
-from engine import outcomes, rng
-from engine.cards import card_name, parse_card
-from engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
+from sim.engine import outcomes, rng
+from sim.engine.cards import card_name, parse_card
+from sim.engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
     DONE,
     FAULT,
     FAULT_NONE,

@@ -3,8 +3,8 @@
 Declarations only: a game's compiled rules module is loaded when something first plays
 or draws it, so help pages and listings cost no compile."""
 
-from engine import outcomes
-from engine.game import Column, Game, RuleOption
+from sim.engine import outcomes
+from sim.engine.game import Column, Game, RuleOption
 
 CALC_MAX_WASTES = 8  # engine.calc.MAX_WASTES: the state has room for 8 waste piles
 JOKERS_DEFAULT_MAX_MOVES = 2000  # engine.jokers.DEFAULT_MAX_MOVES
@@ -12,7 +12,7 @@ JOKERS_DEFAULT_MAX_MOVES = 2000  # engine.jokers.DEFAULT_MAX_MOVES
 CALC = Game(
     name="calc",
     title="Calculation",
-    module_name="engine.calc",
+    module_name="sim.engine.calc",
     rules=(
         RuleOption(
             "wastes", 4, 1, CALC_MAX_WASTES, "waste piles: 4 is the game, 3 the hard variant"
@@ -37,7 +37,7 @@ CALC = Game(
 JOKERS = Game(
     name="jokers",
     title="Jokers",
-    module_name="engine.jokers",
+    module_name="sim.engine.jokers",
     rules=(
         RuleOption(
             "max_moves",
@@ -61,7 +61,7 @@ JOKERS = Game(
 MONTANA = Game(
     name="montana",
     title="Montana",
-    module_name="engine.montana",
+    module_name="sim.engine.montana",
     rules=(
         RuleOption("redeals", 2, 0, 10, "redeals allowed when no move is possible (M5)"),
         RuleOption(

@@ -2,8 +2,8 @@
 
 from numba import njit
 
-from engine import rng
-from engine.calc import (
+from sim.engine import rng
+from sim.engine.calc import (
     ACT_FROM_WASTE,
     ACT_TO_WASTE,
     FCOUNT,
@@ -16,7 +16,7 @@ from engine.calc import (
     rank_nb,
     waste_top_nb,
 )
-from policies.registry import Param, policy
+from sim.policies.registry import Param, policy
 
 NEVER = 99
 # Multiplicative inverses mod 13 of the foundation steps 1..4: turn a rank distance

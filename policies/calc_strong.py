@@ -4,9 +4,9 @@ that sees the stock."""
 import numpy as np
 from numba import njit
 
-from engine import calc_oracle
-from engine.calc import POLICY_SIG
-from policies.registry import Param, policy
+from sim.engine.calc import POLICY_SIG
+from sim.policies import calc_oracle
+from sim.policies.registry import Param, policy
 
 
 @policy(

@@ -3,9 +3,9 @@
 import numpy as np
 from numba import njit
 
-from engine import rng
-from engine.cards import JOKER
-from engine.jokers import (
+from sim.engine import rng
+from sim.engine.cards import JOKER
+from sim.engine.jokers import (
     ACTION_STRIDE,
     CAP,
     COLS,
@@ -40,7 +40,7 @@ from engine.jokers import (
     split_set_nb,
     top_card_nb,
 )
-from policies.registry import Param, policy
+from sim.policies.registry import Param, policy
 
 NOWHERE = 99  # depth of a needed card in a column that holds none
 DEFAULT_NODES = 1_000_000

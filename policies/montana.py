@@ -14,8 +14,8 @@ gap is filled, a 2 from outside column 1 has a fair chance, so it ends too.
 import numpy as np
 from numba import njit
 
-from engine import rng
-from engine.montana import (
+from sim.engine import rng
+from sim.engine.montana import (
     CELLS,
     COLS,
     GAP,
@@ -36,7 +36,7 @@ from engine.montana import (
     move_card_nb,
     score_nb,
 )
-from policies.registry import Param, policy
+from sim.policies.registry import Param, policy
 
 NEVER = -1_000_000  # the value of a move a policy must not make
 

@@ -27,7 +27,7 @@ that position and lets the redeal come.
 import numpy as np
 from numba import njit
 
-from engine.montana import (
+from sim.engine.montana import (
     CELLS,
     COLS,
     GRID,
@@ -53,7 +53,7 @@ from engine.montana import (
     move_card_nb,
     score_nb,
 )
-from policies.montana import (
+from sim.policies.montana import (
     COL_OF,
     ZOBRIST,
     _planned_index_nb,
@@ -63,7 +63,7 @@ from policies.montana import (
     search_plan_nb,
     two_value_nb,
 )
-from policies.registry import Param, policy
+from sim.policies.registry import Param, policy
 
 # The table of seen positions: open addressing on the 64-bit key (0 = empty slot),
 # from 2**TABLE_MIN_BITS slots, doubled when half full, up to 2**TABLE_MAX_BITS

@@ -125,9 +125,9 @@ def policy(game, name=None, params=()):
 
 # Each game's policy modules, imported only when that game's policies are wanted.
 _BUILTIN_MODULES = {
-    "calc": ("policies.calc", "policies.calc_strong"),
-    "montana": ("policies.montana", "policies.montana_solver"),
-    "jokers": ("policies.jokers",),
+    "calc": ("sim.policies.calc", "sim.policies.calc_strong"),
+    "montana": ("sim.policies.montana", "sim.policies.montana_solver"),
+    "jokers": ("sim.policies.jokers",),
 }
 
 
@@ -196,7 +196,7 @@ def _load_object(spec):
     if found is None:
         raise PolicyError(f"{where} has no policy {attribute!r}")
     if not isinstance(found, Policy):
-        raise PolicyError(f"{spec} is not a policy (wrap it with policies.policy)")
+        raise PolicyError(f"{spec} is not a policy (wrap it with sim.policies.registry.policy)")
     return found
 
 

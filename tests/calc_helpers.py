@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from engine import calc
-from engine.cards import parse_card
+from sim.engine import calc
+from sim.engine.cards import parse_card
 
 
 def position(stock=(), wastes=((), (), (), ()), foundations=None):

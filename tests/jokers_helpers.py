@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from engine import jokers
-from engine.cards import JOKER, parse_card
+from sim.engine import jokers
+from sim.engine.cards import JOKER, parse_card
 
 ACTIONS = {
     jokers.action_notation(a): a
@@ -31,7 +31,7 @@ def position(columns, foundations="A A A A", reserve=0, max_moves=2000):
 
 def columns_of(state):
     """The columns as text, covered card first (jokers as JK)."""
-    from engine.cards import card_name
+    from sim.engine.cards import card_name
 
     out = []
     for c in range(jokers.N_COLUMNS):

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from engine import montana
-from engine.cards import parse_card
-from policies.registry import builtin_policies
+from sim.engine import montana
+from sim.engine.cards import parse_card
+from sim.policies.registry import builtin_policies
 
 POLICIES = {p.name: p for p in builtin_policies("montana")}
 

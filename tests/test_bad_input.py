@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
+from sim.cli.main import main
 
 
 def sim(*args):

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from calc_helpers import position
 
-from engine import calc, calc_oracle, rng
-from engine.calc import next_rank_nb
-from policies.registry import resolve
+from sim.engine import calc, rng
+from sim.engine.calc import next_rank_nb
+from sim.policies import calc_oracle
+from sim.policies.registry import resolve
 
 
 def verdict(state, budget=10**6):

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from calc_helpers import position
 
-from engine import calc, rng
-from engine.games import CALC
-from engine.job import play_chunk_python
-from policies.calc import steps_until_needed_nb
-from policies.registry import resolve
+from sim.engine import calc, rng
+from sim.engine.games import CALC
+from sim.engine.run.job import play_chunk_python
+from sim.policies.calc import steps_until_needed_nb
+from sim.policies.registry import resolve
 
 
 def choose(name, state, **params):

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from engine import calc, rng
-from engine.games import CALC
-from engine.job import LOG_END, play_chunk_python
-from engine.referee import check_line
-from policies.registry import builtin_policies
+from sim.engine import calc, rng
+from sim.engine.games import CALC
+from sim.engine.referee import check_line
+from sim.engine.run.job import LOG_END, play_chunk_python
+from sim.policies.registry import builtin_policies
 
 # The heuristics; the search policies, thousands of times slower, have their own tests.
 POLICIES = [

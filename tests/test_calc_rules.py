@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from calc_helpers import legal_notation, play, position
 
-from engine import calc, rng
-from engine.cards import card_name, parse_card
+from sim.engine import calc, rng
+from sim.engine.cards import card_name, parse_card
 
 
 def dealt(seed=7, deal=3, wastes=4):

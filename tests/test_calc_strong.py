@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 from test_calc_oracle import play_policy, random_endgame, winnable_by_brute_force
 
-from engine import calc, calc_oracle, rng
-from policies.registry import resolve
+from sim.engine import calc, rng
+from sim.policies import calc_oracle
+from sim.policies.registry import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,8 +98,8 @@ def test_rollout_policy_plays_the_playout_heuristic():
 PURE_PYTHON = """
 import json, sys
 import numpy as np
-from engine import calc
-from policies.registry import resolve
+from sim.engine import calc
+from sim.policies.registry import resolve
 out = {}
 for name, pairs, deals, wastes in (
     ("rollout", [], 30, 4),

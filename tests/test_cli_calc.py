@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
-from cli.main import main
-from policies.registry import builtin_policies
+from sim.cli.main import main
+from sim.policies.registry import builtin_policies
 
 
 def sim(*args):
@@ -173,7 +173,8 @@ def test_python_policy_from_a_module_plays_like_the_compiled_one(tmp_path):
         ("slow_greedy:nothing", "Error: module 'slow_greedy' has no policy 'nothing'"),
         (
             "slow_greedy:not_a_policy",
-            "Error: slow_greedy:not_a_policy is not a policy (wrap it with policies.policy)",
+            "Error: slow_greedy:not_a_policy is not a policy"
+            " (wrap it with sim.policies.registry.policy)",
         ),
         (
             "no_such_module:x",
@@ -207,8 +208,8 @@ def test_move_log_lines_follow_the_rule_book(tmp_path):
 def test_compiled_and_pure_python_paths_agree():
     code = (
         "import numpy as np, sys\n"
-        "from engine import calc\n"
-        "from policies.registry import builtin_policies\n"
+        "from sim.engine import calc\n"
+        "from sim.policies.registry import builtin_policies\n"
         "for p in builtin_policies('calc')[:4]:  # the heuristics\n"
         "    for w in (4, 3):\n"
         "        rows = np.zeros((200, len(calc.COLUMNS)), np.int32)\n"
@@ -237,7 +238,7 @@ def test_interrupt_keeps_finished_deals_and_resume_completes_them(tmp_path, stop
     command = [
         sys.executable,
         "-m",
-        "cli.main",
+        "sim",
         "calc",
         "-p",
         "slow_greedy:py_greedy",

@@ -3,7 +3,7 @@
 import pytest
 from click.testing import CliRunner
 
-from cli.main import EXAMPLES, main
+from sim.cli.main import EXAMPLES, main
 
 COMMANDS = sorted(set(EXAMPLES) - {"sim"})
 

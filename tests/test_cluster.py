@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
-from cli.main import main
-from engine.games import CALC
-from engine.runner import RunRequest, run
-from policies.registry import resolve
+from sim.cli.main import main
+from sim.engine.games import CALC
+from sim.engine.run.runner import RunRequest, run
+from sim.policies.registry import resolve
 
 distributed = pytest.importorskip("distributed")
 
@@ -92,7 +92,7 @@ def test_a_worker_that_dies_loses_no_deal_and_duplicates_none(tmp_path, cluster)
 
 def test_interrupting_a_cluster_run_keeps_its_deals_and_resume_completes_it(tmp_path):
     out = tmp_path / "r.parquet"
-    command = [sys.executable, "-m", "cli.main", "calc", "-p", "slow_greedy:py_greedy"]
+    command = [sys.executable, "-m", "sim", "calc", "-p", "slow_greedy:py_greedy"]
     command += ["--param", "delay_ms=1", "-n", "6000", "--seed", "12", "--scheduler", "local"]
     command += ["--workers", "2", "--out", str(out), "-q"]
     env = os.environ | {"PYTHONPATH": str(ROOT / "tests" / "plugins")}

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from cli.main import main
-from engine.analysis import formats
-from engine.analysis.compare import comparison, find_baseline
-from engine.analysis.inputs import load_runs
+from sim.cli.main import main
+from sim.engine.analysis import formats
+from sim.engine.analysis.compare import comparison, find_baseline
+from sim.engine.analysis.inputs import load_runs
 
 OUTCOMES = ("lost", "won", "capped", "unknown")
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.analysis.intervals import mcnemar_exact_p, mean_interval, paired_difference_interval
-from engine.stats import wilson_interval
+from sim.engine.analysis.intervals import mcnemar_exact_p, mean_interval, paired_difference_interval
+from sim.engine.stats import wilson_interval
 
 
 @pytest.mark.parametrize(

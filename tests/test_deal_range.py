@@ -5,7 +5,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
+from sim.cli.main import main
 
 INT64_MAX = 2**63 - 1
 

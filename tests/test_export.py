@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from test_compare import bad_inputs, write_result
 
-from cli.main import main
+from sim.cli.main import main
 
 
 def sim(*args):

@@ -16,7 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
 
-from engine import calc, journal
+from sim.engine import calc
+from sim.engine.run import journal
 
 PLUGINS = ROOT / "tests" / "plugins"
 ENV = os.environ | {"PYTHONPATH": str(PLUGINS), "TQDM_DISABLE": "1"}
@@ -24,7 +25,7 @@ SLOW = ["-p", "slow_greedy:py_greedy", "--param", "delay_ms=2"]
 
 
 def command(*args):
-    return [sys.executable, "-m", "cli.main", "calc", *map(str, args)]
+    return [sys.executable, "-m", "sim", "calc", *map(str, args)]
 
 
 def sim(*args, timeout=180):
@@ -328,7 +329,7 @@ def test_move_log_and_rows_agree_after_an_interrupt_and_resume(tmp_path):
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert [line["deal"] for line in lines] == list(range(1500))
     replay = subprocess.run(
-        [sys.executable, "-m", "cli.main", "replay", str(log), "-q"],
+        [sys.executable, "-m", "sim", "replay", str(log), "-q"],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert replay.returncode == 0, replay.stdout
@@ -376,7 +377,7 @@ def test_compare_never_writes_over_one_of_its_inputs(tmp_path):
     assert sim("-n", 50, "--out", out, "-q").returncode == 0
     before = out.read_bytes()
     compare = subprocess.run(
-        [sys.executable, "-m", "cli.main", "compare", str(out), "--out", str(out), "--overwrite"],
+        [sys.executable, "-m", "sim", "compare", str(out), "--out", str(out), "--overwrite"],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert compare.returncode == 1
@@ -398,7 +399,7 @@ def test_resume_refuses_a_move_log_edited_since_the_interrupt(tmp_path):
 
 
 def test_a_markdown_report_never_replaces_a_picture_it_did_not_write(tmp_path):
-    from engine.analysis.report import plot_paths
+    from sim.engine.analysis.report import plot_paths
 
     results = tmp_path / "results"
     assert sim("-n", 50, "--out", results / "a.parquet", "-q").returncode == 0
@@ -406,7 +407,7 @@ def test_a_markdown_report_never_replaces_a_picture_it_did_not_write(tmp_path):
     theirs = plot_paths(out)[0]
     theirs.write_bytes(b"a picture of the user's own")
     report = subprocess.run(
-        [sys.executable, "-m", "cli.main", "report", str(results / "a.parquet"),
+        [sys.executable, "-m", "sim", "report", str(results / "a.parquet"),
          "--out", str(out), "--overwrite"],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip

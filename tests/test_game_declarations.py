@@ -6,8 +6,8 @@ import sys
 import pytest
 from conftest import ROOT
 
-from engine import calc, jokers
-from engine.games import CALC, GAMES, JOKERS
+from sim.engine import calc, jokers
+from sim.engine.games import CALC, GAMES, JOKERS
 
 
 def test_declared_limits_are_the_rules_modules_own():
@@ -26,7 +26,7 @@ def test_declared_outcome_labels_are_what_the_rules_module_writes(game):
 def test_help_and_version_load_no_compiled_code(args):
     code = (
         "import sys\n"
-        "from cli.main import main\n"
+        "from sim.cli.main import main\n"
         f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in ('numba', 'pyarrow', 'pandas') if m in sys.modules)\n"
         "print('loaded:', heavy)\n"
@@ -41,7 +41,7 @@ def test_the_command_list_describes_the_lazy_commands_as_they_describe_themselve
     import importlib
     import inspect
 
-    from cli.main import SimGroup
+    from sim.cli.main import SimGroup
 
     for name, module_attribute in SimGroup.lazy.items():
         module, _, attribute = module_attribute.partition(":")

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
-from cli.main import main
-from engine.games import GAMES
+from sim.cli.main import main
+from sim.engine.games import GAMES
 
 # A cheap policy of each game, and a few deals it plays in well under a second.
 CHEAP = {"calc": "planner", "montana": "greedy", "jokers": "greedy"}
@@ -44,8 +44,8 @@ def test_every_logged_deal_passes_the_independent_referee(tmp_path, game):
 PURE_PYTHON = """
 import json, sys
 import numpy as np
-from engine.games import GAMES
-from policies.registry import resolve
+from sim.engine.games import GAMES
+from sim.policies.registry import resolve
 game = GAMES[sys.argv[1]]
 policy = resolve(game.name, sys.argv[2])
 rows = np.zeros((40, len(game.columns)), np.int32)
@@ -74,7 +74,7 @@ def test_compiled_and_pure_python_paths_agree(game):
 
 
 def builtin_policy_cases():
-    from policies.registry import builtin_policies
+    from sim.policies.registry import builtin_policies
 
     return [(g, p.name) for g in sorted(GAMES) for p in builtin_policies(g)]
 
@@ -84,9 +84,9 @@ def test_builtin_policies_never_write_into_the_rules_part_of_the_state(game, nam
     """Built-ins run unguarded for speed; here the plug-in guard watches each of them."""
     import numpy as np
 
-    from engine import kernel
-    from engine.job import guarded, play_deal_python
-    from policies.registry import resolve
+    from sim.engine import kernel
+    from sim.engine.run.job import guarded, play_deal_python
+    from sim.policies.registry import resolve
 
     spec, policy = GAMES[game], resolve(game, name)
     module = spec.module

@@ -11,13 +11,13 @@ import pytest
 from conftest import ROOT
 from jokers_helpers import ACTIONS, cards_in_play, legal_notation, position
 
-from engine import jokers, rng
-from engine.cards import JOKER
-from engine.games import JOKERS
-from engine.job import LOG_END, play_deal_python
-from engine.referee import check_line
-from policies import jokers as jokers_policies
-from policies.registry import builtin_policies
+from sim.engine import jokers, rng
+from sim.engine.cards import JOKER
+from sim.engine.games import JOKERS
+from sim.engine.referee import check_line
+from sim.engine.run.job import LOG_END, play_deal_python
+from sim.policies import jokers as jokers_policies
+from sim.policies.registry import builtin_policies
 
 POLICIES = builtin_policies("jokers")
 QUICK = {"solver": ["nodes=3000"]}  # a small budget keeps the solver quick in tests
@@ -168,8 +168,8 @@ def test_columns_never_outgrow_their_slots_on_long_random_play():
 
 PURE_PYTHON = """
 import json, numpy as np
-from engine import jokers
-from policies.registry import builtin_policies
+from sim.engine import jokers
+from sim.policies.registry import builtin_policies
 out = {}
 for policy in builtin_policies("jokers"):
     n = 10 if policy.name == "solver" else 150

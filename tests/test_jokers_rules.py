@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from jokers_helpers import cards_in_play, columns_of, legal_notation, play, position
 
-from engine import jokers, kernel, rng
-from engine.cards import JOKER, card_name, parse_card
-from engine.games import JOKERS
-from engine.job import play_deal_python
+from sim.engine import jokers, kernel, rng
+from sim.engine.cards import JOKER, card_name, parse_card
+from sim.engine.games import JOKERS
+from sim.engine.run.job import play_deal_python
 
 
 def dealt(seed, deal, max_moves=2000):

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from jokers_helpers import columns_of, legal_notation, play, position
 
-from engine import jokers, rng
-from engine.games import JOKERS
-from engine.job import LOG_END
-from engine.referee import IllegalMove, check_line
-from engine.referee.jokers import Position
-from policies import jokers as jokers_policies
+from sim.engine import jokers, rng
+from sim.engine.games import JOKERS
+from sim.engine.referee import IllegalMove, check_line
+from sim.engine.referee.jokers import Position
+from sim.engine.run.job import LOG_END
+from sim.policies import jokers as jokers_policies
 
 SOLVER = jokers_policies.solver
 

@@ -3,8 +3,8 @@
 import numpy as np
 from montana_helpers import POLICIES, column, legal_notation, play_deals, position
 
-from engine import montana, rng
-from policies import montana as montana_policies
+from sim.engine import montana, rng
+from sim.policies import montana as montana_policies
 
 #        c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 c11 c12 c13
 # r1     .. 3H 4H 5H KC .. 7D 8D 9D TD JD  QD  KD

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from montana_helpers import POLICIES, column, play_deals
 
-from engine import montana
-from engine.games import GAMES
-from engine.job import LOG_END, play_chunk_python
-from engine.referee.montana import check
+from sim.engine import montana
+from sim.engine.games import GAMES
+from sim.engine.referee.montana import check
+from sim.engine.run.job import LOG_END, play_chunk_python
 
 # The search policy with a small budget, so that the properties run on many deals.
 SETTINGS = {"random": (), "first": (), "greedy": (), "search": ("nodes=300",)}
@@ -93,8 +93,8 @@ def test_deal_scores_are_recorded_for_the_deals_reached_only():
 PURE_PYTHON = """
 import json, sys
 import numpy as np
-from engine import montana
-from policies.registry import builtin_policies
+from sim.engine import montana
+from sim.policies.registry import builtin_policies
 settings = json.loads(sys.argv[1])
 out = {}
 for policy in builtin_policies("montana"):

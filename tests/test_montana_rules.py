@@ -13,9 +13,9 @@ from montana_helpers import (
     position,
 )
 
-from engine import montana, rng
-from engine.cards import parse_card
-from engine.montana import CAPPED, LOST, PLAYING, WON
+from sim.engine import montana, rng
+from sim.engine.cards import parse_card
+from sim.engine.montana import CAPPED, LOST, PLAYING, WON
 
 #        c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 c11 c12 c13
 # r1     .. 3H 4H 5H KC .. 7D 8D 9D TD JD  QD  KD

@@ -15,11 +15,11 @@ from click.testing import CliRunner
 from conftest import ROOT
 from montana_helpers import POLICIES, column, play_deals, position
 
-from cli.main import main
-from engine import montana
-from engine.games import GAMES
-from engine.referee.montana import check
-from policies import montana_solver as solver
+from sim.cli.main import main
+from sim.engine import montana
+from sim.engine.games import GAMES
+from sim.engine.referee.montana import check
+from sim.policies import montana_solver as solver
 
 LOG_END = np.iinfo(np.int16).min
 WON, LOST, UNKNOWN = solver.SOLVED_WON, solver.SOLVED_LOST, solver.SOLVED_UNKNOWN
@@ -298,7 +298,7 @@ def test_one_and_two_workers_give_the_same_rows(tmp_path):
 def test_an_interrupted_run_resumes_to_the_same_rows(tmp_path):
     out, fresh = tmp_path / "r.parquet", tmp_path / "fresh.parquet"
     args = ["montana", "-p", "solver", "--param", "nodes=5000", "-n", "3000", "--seed", "5"]
-    command = [sys.executable, "-m", "cli.main", *args, "--workers", "2", "-q"]
+    command = [sys.executable, "-m", "sim", *args, "--workers", "2", "-q"]
     process = subprocess.Popen(command + ["--out", str(out)], cwd=ROOT, stderr=subprocess.PIPE)
     deadline = time.time() + 60
     while not (tmp_path / ".r.parquet.journal").exists() and time.time() < deadline:
@@ -316,8 +316,8 @@ def test_an_interrupted_run_resumes_to_the_same_rows(tmp_path):
 
 PURE_PYTHON = """
 import json, numpy as np
-from engine import montana
-from policies.registry import resolve
+from sim.engine import montana
+from sim.policies.registry import resolve
 p = resolve("montana", "solver")
 rows = np.zeros((3, len(montana.COLUMNS)), np.int32)
 params = p.param_vector(p.settings(["nodes=2000"]))

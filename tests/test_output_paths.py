@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from test_compare import known_pair
 
-from cli.main import main
+from sim.cli.main import main
 
 NOT_REGULAR = "exists and is not a regular file; it is never replaced"
 

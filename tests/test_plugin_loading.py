@@ -10,17 +10,17 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
-from policies import registry
-from policies.registry import PolicyError, resolve
+from sim.cli.main import main
+from sim.policies import registry
+from sim.policies.registry import PolicyError, resolve
 
 FORMS = "NAME, MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE"
 NOT_A_MODULE = "is not a module name; give MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE"
 
 # A plain Python policy that plays like the built-in greedy.
 GREEDY_COPY = """
-from policies.calc import greedy
-from policies.registry import policy
+from sim.policies.calc import greedy
+from sim.policies.registry import policy
 
 _choose = greedy.choose.py_func
 
@@ -110,7 +110,7 @@ def test_a_stray_module_in_the_current_folder_never_shadows_an_installed_one(tmp
     (tmp_path / "tqdm.py").write_text("raise ImportError('the stray tqdm.py was imported')\n")
     (tmp_path / "myplug.py").write_text(GREEDY_COPY)
     # Started as the `sim` console script is: the current folder is not on the module path.
-    command = [sys.executable, "-P", "-c", "from cli.main import run_console; run_console()"]
+    command = [sys.executable, "-P", "-c", "from sim.cli.main import run_console; run_console()"]
     command += ["calc", "--policy", "myplug:greedy_copy", "-n", "10", "--workers", "1"]
     command += ["--out", "r.parquet"]
     env = os.environ | {"TQDM_DISABLE": "", "PYTHONPATH": ""}

@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 from click.testing import CliRunner
 from conftest import ROOT
 
-from cli.main import main
-from policies import registry
+from sim.cli.main import main
+from sim.policies import registry
 
 
 def test_readme_policy_example_runs_as_written(tmp_path, monkeypatch):
@@ -27,7 +27,7 @@ def test_readme_policy_example_runs_as_written(tmp_path, monkeypatch):
 
 def test_entry_point_policies_are_listed_and_picked_by_name(monkeypatch, tmp_path):
     (tmp_path / "their_policies.py").write_text(
-        "from policies.registry import policy\n"
+        "from sim.policies.registry import policy\n"
         "@policy('calc', name='always-first')\n"
         "def always_first(state, legal, n_legal, params, stream):\n"
         "    '''Always the first legal action.'''\n"

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 from test_compare import known_pair, write_result
 
-from cli.main import main
+from sim.cli.main import main
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PLOTS = ("win_rate", "scores", "reach", "difference")

@@ -7,8 +7,8 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
-from engine.cluster import ClusterError, check_address, connect
+from sim.cli.main import main
+from sim.engine.run.cluster import ClusterError, check_address, connect
 
 pytest.importorskip("distributed")
 

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
-from cli.main import main
+from sim.cli.main import main
 
 GOLDEN = ROOT / "tests" / "golden"
 

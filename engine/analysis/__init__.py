@@ -4,6 +4,6 @@ Everything here is pure functions over Arrow tables and numpy arrays; the comman
 (cli/analysis.py) only parses options, calls these and prints or writes what they return.
 """
 
-from engine.analysis.inputs import AnalysisError
+from sim.engine.analysis.inputs import AnalysisError
 
 __all__ = ["AnalysisError"]

@@ -8,9 +8,9 @@ are paired on the deals both played, and on those decided in both.
 import numpy as np
 import pandas as pd
 
-from engine.analysis.inputs import UNKNOWN, AnalysisError, describe
-from engine.analysis.intervals import mcnemar_exact_p, mean_interval, paired_difference_interval
-from engine.stats import wilson_interval
+from sim.engine.analysis.inputs import UNKNOWN, AnalysisError, describe
+from sim.engine.analysis.intervals import mcnemar_exact_p, mean_interval, paired_difference_interval
+from sim.engine.stats import wilson_interval
 
 PAIRED_COUNTS = ("paired", "undecided_pairs", "both_won", "only_policy", "only_baseline", "neither")
 

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from engine.analysis.inputs import AnalysisError, one_line, result_meta
-from engine.analysis.output import check_writable, write_atomically
-from engine.results import META_KEY
+from sim.engine.analysis.inputs import AnalysisError, one_line, result_meta
+from sim.engine.analysis.output import check_writable, write_atomically
+from sim.engine.run.results import META_KEY
 
 TARGETS = ("csv", "parquet")
 BATCH_ROWS = 1 << 20

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from engine.results import ResultFileError, read_meta
+from sim.engine.run.results import ResultFileError, read_meta
 
 RESULT_SUFFIX = ".parquet"
 REQUIRED_COLUMNS = ("seed", "deal", "won", "score", "moves")

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from engine.stats import Z95, wilson_interval
+from sim.engine.stats import Z95, wilson_interval
 
 LOG_HALF = math.log(0.5)
 

@@ -8,8 +8,8 @@ import os
 import stat
 from pathlib import Path
 
-from engine.analysis.inputs import AnalysisError
-from engine.files import OutputError, check_output, temporary_path
+from sim.engine.analysis.inputs import AnalysisError
+from sim.engine.run.files import OutputError, check_output, temporary_path
 
 
 def check_writable(path, overwrite, what="--out"):

@@ -14,12 +14,12 @@ import numpy as np
 from matplotlib import style
 from matplotlib.figure import Figure
 
-from engine.analysis import formats
-from engine.analysis.compare import check_pairable, comparison, find_baseline
-from engine.analysis.inputs import AnalysisError, describe
-from engine.analysis.intervals import mean_interval
-from engine.analysis.output import check_writable, write_atomically, write_bytes
-from engine.games import GAMES
+from sim.engine.analysis import formats
+from sim.engine.analysis.compare import check_pairable, comparison, find_baseline
+from sim.engine.analysis.inputs import AnalysisError, describe
+from sim.engine.analysis.intervals import mean_interval
+from sim.engine.analysis.output import check_writable, write_atomically, write_bytes
+from sim.engine.games import GAMES
 
 STYLE = {
     "figure.figsize": (8.0, 4.5),

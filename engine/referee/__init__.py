@@ -44,7 +44,7 @@ class BadLine(Exception):
 
 def check_line(line):
     """The verdict on one move-log line (a dict)."""
-    from engine.referee import calc, jokers, montana
+    from sim.engine.referee import calc, jokers, montana
 
     referees = {"calc": calc.check, "montana": montana.check, "jokers": jokers.check}
     game = line.get("game")

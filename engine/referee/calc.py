@@ -1,7 +1,7 @@
 """Referee of Calculation move logs (rules C1-C9)."""
 
-from engine.referee import VALID, BadLine, IllegalMove, Verdict
-from engine.referee.cards import DECK, check_cards, rank
+from sim.engine.referee import VALID, BadLine, IllegalMove, Verdict
+from sim.engine.referee.cards import DECK, check_cards, rank
 
 
 def check(line):

@@ -1,6 +1,6 @@
 """Card notation for the referees (kept apart from the engine on purpose)."""
 
-from engine.referee import BadLine
+from sim.engine.referee import BadLine
 
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"

@@ -1,7 +1,7 @@
 """Referee of Jokers move logs (rules J1-J9)."""
 
-from engine.referee import VALID, BadLine, IllegalMove, Verdict
-from engine.referee.cards import DECK, check_cards, is_red, rank, suit
+from sim.engine.referee import VALID, BadLine, IllegalMove, Verdict
+from sim.engine.referee.cards import DECK, check_cards, is_red, rank, suit
 
 JOKER = "JK"
 COLUMNS = 10

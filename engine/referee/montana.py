@@ -1,7 +1,7 @@
 """Referee of Montana move logs (rules M1-M7, two redeals by default)."""
 
-from engine.referee import VALID, BadLine, IllegalMove, Verdict
-from engine.referee.cards import DECK, check_cards, rank, suit
+from sim.engine.referee import VALID, BadLine, IllegalMove, Verdict
+from sim.engine.referee.cards import DECK, check_cards, rank, suit
 
 ROWS, COLS = 4, 13
 GAP = ".."

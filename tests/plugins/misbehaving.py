@@ -10,10 +10,10 @@ import time
 
 from numba import njit
 
-from engine.calc import FCOUNT, STOCK
-from engine.kernel import POLICY_SIG
-from policies.calc import greedy
-from policies.registry import policy
+from sim.engine.calc import FCOUNT, STOCK
+from sim.engine.kernel import POLICY_SIG
+from sim.policies.calc import greedy
+from sim.policies.registry import policy
 
 TRIGGER = 5  # the code of a card that is not an ace..4, so it can lead the stock
 _greedy = greedy.choose.py_func

@@ -6,9 +6,9 @@ It plays exactly like the built-in greedy policy, so its rows can be compared; i
 
 import time
 
-from engine.calc import MOVES
-from policies.calc import greedy as _compiled_greedy
-from policies.registry import Param, policy
+from sim.engine.calc import MOVES
+from sim.policies.calc import greedy as _compiled_greedy
+from sim.policies.registry import Param, policy
 
 _choose = _compiled_greedy.choose.py_func
 

@@ -15,7 +15,7 @@ import socket
 import uuid
 from urllib.parse import urlsplit
 
-from engine.job import play_chunk, release_in_order
+from sim.engine.run.job import play_chunk, release_in_order
 
 CHUNK_SECONDS = 2.0  # bigger than local chunks: a task costs milliseconds to schedule
 MAX_CHUNK = 1_000_000

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from engine import kernel, rng
+from sim.engine import kernel, rng
 
 LOG_END = np.iinfo(np.int16).min  # fills the unused tail of a deal's action log
 IN_WORKER = False  # set in worker processes, which never see the user's Ctrl-C
@@ -105,8 +105,8 @@ _JOBS = {}  # resolved jobs of this process, by spec
 def resolve_job(spec):
     key = json.dumps(spec, sort_keys=True)
     if key not in _JOBS:
-        from engine.games import GAMES
-        from policies.registry import builtin_policies, resolve
+        from sim.engine.games import GAMES
+        from sim.policies.registry import builtin_policies, resolve
 
         game = GAMES[spec["game"]]
         policy = resolve(game.name, spec["policy"])

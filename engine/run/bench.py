@@ -53,7 +53,7 @@ def time_command(args, repeat, reference=None):
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "bench.parquet"
         # -P: as the console script does, keep the current folder off the module path.
-        command = [sys.executable, "-P", "-m", "cli.main", *words]
+        command = [sys.executable, "-P", "-m", "sim", *words]
         command += ["--quiet", "--overwrite", "--out", str(out)]
         runs = {"sim": (f"sim {args}", command)}
         if reference_words:

@@ -27,8 +27,9 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
-from engine import job, kernel
-from engine.job import ChunkResult, play_chunk, release_in_order
+from sim.engine import kernel
+from sim.engine.run import job
+from sim.engine.run.job import ChunkResult, play_chunk, release_in_order
 
 CHUNK_SECONDS = 0.25  # a chunk long enough that its overhead is noise, short enough to stop
 MAX_CHUNK = 100_000

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from engine.files import temporary_path
+from sim.engine.run.files import temporary_path
 
 META_KEY = b"sim"
 ROW_GROUP_ROWS = 1 << 20

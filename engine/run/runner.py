@@ -29,12 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
-from engine import journal, results
-from engine.files import FileLock, OutputError, check_output, same_file, temporary_path
-from engine.game import DEFAULT_DEAL_TIMEOUT
-from engine.job import LOG_END, ChunkResult, PolicyFault, job_spec, load_kernel, play_chunk
-from engine.pool import ChunkPlanner, WorkerFailure
-from engine.stats import wilson_interval
+from sim.engine.game import DEFAULT_DEAL_TIMEOUT
+from sim.engine.run import journal, results
+from sim.engine.run.files import FileLock, OutputError, check_output, same_file, temporary_path
+from sim.engine.run.job import LOG_END, ChunkResult, PolicyFault, job_spec, load_kernel, play_chunk
+from sim.engine.run.pool import ChunkPlanner, WorkerFailure
+from sim.engine.stats import wilson_interval
 
 PROBE_DEALS = 256  # deals the parent plays to size the chunks of a Dask run
 MAX_DEAL = 2**63 - 1
@@ -162,7 +162,7 @@ def run(request, progress=None):
     if request.start + request.n - 1 > MAX_DEAL:
         raise RunError(f"deals {request.start} .. {request.start + request.n - 1} pass 2**63 - 1")
     if request.scheduler:
-        from engine.cluster import ClusterError, check_reachable
+        from sim.engine.run.cluster import ClusterError, check_reachable
 
         try:
             check_reachable(request.scheduler)
@@ -330,7 +330,7 @@ def _run_locked(request, out, log, before, progress):
 
 
 def _cluster_error():
-    from engine.cluster import ClusterError
+    from sim.engine.run.cluster import ClusterError
 
     return ClusterError
 
@@ -411,7 +411,7 @@ def _discard(*paths):
 
 def _salvage(request, out, locks):
     """Turn the journal of a killed run of `out` into a valid incomplete result file."""
-    from engine.games import GAMES
+    from sim.engine.games import GAMES
 
     path = journal.journal_path(out)
     if not path.exists():
@@ -487,7 +487,7 @@ def _alive(pid):
 
 def _play(request, spec, first, stop):
     """ChunkResults in deal order, deals first .. start + n - 1."""
-    from engine import pool
+    from sim.engine.run import pool
 
     end = request.start + request.n
     if first >= end:
@@ -500,7 +500,7 @@ def _play(request, spec, first, stop):
 
 
 def _play_on_cluster(request, spec, first, end):
-    from engine import cluster
+    from sim.engine.run import cluster
 
     probe = min(PROBE_DEALS, end - first)
     result = play_chunk(spec, (first, probe))
@@ -561,7 +561,7 @@ def _version():
 
 
 def _os_reason(error):
-    from engine.files import describe_os_error
+    from sim.engine.run.files import describe_os_error
 
     return describe_os_error(error)
 

@@ -4,9 +4,9 @@ from functools import partial
 
 import numpy as np
 
-from engine import rng
-from engine.job import LOG_END, play_chunk_python
-from engine.runner import outcome_label
+from sim.engine import rng
+from sim.engine.run.job import LOG_END, play_chunk_python
+from sim.engine.run.runner import outcome_label
 
 
 def play_one(game, policy, params, rules, seed, deal, layout=None):

@@ -27,8 +27,8 @@ The policies of policies.calc_strong call `monte_carlo_choice_nb`,
 import numpy as np
 from numba import njit
 
-from engine import rng
-from engine.calc import (
+from sim.engine import rng
+from sim.engine.calc import (
     ACT_FROM_WASTE,
     ACT_TO_WASTE,
     FCOUNT,
