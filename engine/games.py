@@ -3,6 +3,9 @@
 Declarations only: a game's compiled rules module is loaded when something first plays
 or draws it, so help pages and listings cost no compile."""
 
+import functools
+from importlib import metadata
+
 from sim.engine import outcomes
 from sim.engine.game import Column, Game, RuleOption
 
@@ -89,4 +92,38 @@ MONTANA = Game(
     max_log=lambda rules: rules["max_moves"] + rules["redeals"],
 )
 
-GAMES = {game.name: game for game in (CALC, JOKERS, MONTANA)}
+BUILTIN = {game.name: game for game in (CALC, JOKERS, MONTANA)}
+GAMES = BUILTIN  # the built-in games; registered_games() adds the plugged-in ones
+
+ENTRY_POINT_GROUP = "sim.games"
+
+
+class GameError(ValueError):
+    """A game that cannot be found, or a plug-in that does not declare one."""
+
+
+@functools.cache
+def registered_games():
+    """Every game by name: the built-ins, then those that installed packages declare in
+    the `sim.games` entry points (each entry a Game; its module loads only on play)."""
+    games = dict(BUILTIN)
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            game = entry.load()
+        except (Exception, SystemExit) as error:
+            where = f"{entry.name!r} ({entry.value})"
+            raise GameError(f"cannot load game plug-in {where}: {error}") from None
+        if not isinstance(game, Game):
+            raise GameError(f"game plug-in {entry.name!r} ({entry.value}) is not a sim Game")
+        if game.name in games:
+            raise GameError(f"game plug-in {entry.value} takes the name {game.name!r}, in use")
+        games[game.name] = game
+    return games
+
+
+def get_game(name):
+    """The game registered under `name`."""
+    games = registered_games()
+    if name not in games:
+        raise GameError(f"unknown game {name!r} (known: {', '.join(sorted(games))})")
+    return games[name]
