@@ -11,7 +11,9 @@ from click.utils import make_default_short_help
 
 from sim.cli.options import WholeNumber, check_deal_range, game_command
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
-from sim.engine.games import GAMES
+from sim.engine.games import BROKEN_PLUGINS, registered_games
+
+GAMES = registered_games()  # built-in and plugged-in games, each a command
 
 # The run, the policies and the results load numba and pyarrow: imported where used, so
 # that help, version and completion answer at once.
@@ -26,10 +28,10 @@ class SimGroup(click.Group):
     simulation run starts fast."""
 
     lazy = {
-        "show": "cli.show:show",
-        "compare": "cli.analysis:compare",
-        "report": "cli.analysis:report",
-        "export": "cli.analysis:export",
+        "show": "sim.cli.show:show",
+        "compare": "sim.cli.analysis:compare",
+        "report": "sim.cli.analysis:report",
+        "export": "sim.cli.analysis:export",
     }
     # The first paragraph of each lazy command's help, so that listing them loads none.
     lazy_help = {
@@ -67,6 +69,8 @@ class SimGroup(click.Group):
         return command
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        for problem in BROKEN_PLUGINS:
+            click.echo(f"warning: {problem}; left out", err=True)
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as bare:  # `sim` alone: its help, no error

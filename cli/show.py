@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from sim.cli.options import WholeNumber, game_command
-from sim.cli.render import POSITIONS
-from sim.engine.games import GAMES
+from sim.engine.games import get_game, registered_games
 from sim.engine.referee import IllegalMove
 from sim.engine.run.one_deal import play_one
 from sim.policies.registry import PolicyError, resolve
@@ -55,13 +54,13 @@ def _show(game, options):
 def show_blocks(line, final=False, source=None):
     """The text of `sim show` for a move-log line, in blocks: the header, the deal, each
     move with the position after it (these blocks start with a blank line), the outcome."""
-    make, draw = POSITIONS[line["game"]]
-    rules = " ".join(f"{k}={v}" for k, v in line.items() if k in ("wastes", "redeals", "max_moves"))
+    game = get_game(line["game"])
+    rules = " ".join(f"{k}={v}" for k, v in line.items() if k in game.rule_names)
     where = source or f"seed {line['seed']} · deal {line['deal']}"
     yield f"{line['game']} · {where} · policy {line['policy']}" + (f" · {rules}" if rules else "")
-    position = make(line)
+    position = game.referee_module.position(line)
     if not final:
-        yield "dealt:\n" + draw(position)
+        yield "dealt:\n" + game.drawing(position)
     for number, move in enumerate(line["moves"], 1):
         try:
             position.play(number, move)
@@ -70,9 +69,9 @@ def show_blocks(line, final=False, source=None):
                 f"move {number} {move} is illegal: {illegal.reason}"
             ) from None
         if not final:
-            yield f"\n{number}. {_short(move)}\n" + draw(position)
+            yield f"\n{number}. {_short(move)}\n" + game.drawing(position)
     if final:
-        yield f"after {len(line['moves'])} moves:\n" + draw(position)
+        yield f"after {len(line['moves'])} moves:\n" + game.drawing(position)
     yield f"\noutcome: {line['outcome']} · score {line['score']} · {len(line['moves'])} moves"
 
 
@@ -106,7 +105,7 @@ def _wait():
         input()
 
 
-for _game in GAMES.values():
+for _game in registered_games().values():
     game_command(
         show, _game, _show, f"Show one {_game.title} deal played by a policy.", _SHOW_OPTIONS
     )

@@ -1,9 +1,26 @@
-"""What the batch runner, the writer and the command line need to know of a game.
+"""The game contract: everything the project knows of a game, declared in one record.
 
-A game module (engine.calc, engine.montana, engine.jokers) holds the compiled rules:
-STATE_SIZE, POLICY_SIG, play_nb, play_chunk_nb and write_result_nb with the same
-signatures in every game. A Game ties it to its rule options, its result columns and
-its move-log notation, so the rest of the project treats every game alike.
+A Game names three modules, loaded only when something plays, checks or draws a deal,
+so that declaring a game (and listing it in help pages) costs no compile:
+
+- `module_name`, the compiled rules (engine/calc.py is the model), which provide
+    STATE_SIZE, POLICY_SCRATCH     the int16 state array and where the policy's own
+                                   block starts (engine/kernel.py)
+    POLICY_SIG, OUTCOMES           the policy signature; outcome labels by code
+    start_nb(seed, deal, rules, state)                      deal (seed, deal)
+    play_out_nb(seed, deal, rules, state, choose, params, stream, log) -> fault code
+    write_result_nb(state, row)                             the row, in `columns` order
+    play_deals_nb(choose, seed, start, rules, params, rows, logs, status)
+    play_chunk_nb(choose, seed, start, rules, params, rows, logs)
+    move_log(seed, deal, rules, actions, start=None, layout=None) -> dict
+    state_from_layout(layout, rules) -> state               for `sim show --layout`
+- `referee`, an independent checker written from the rule book alone: check(line)
+  returns a Verdict (engine/referee/__init__.py) and position(line) the dealt position
+  of a move-log line, whose play(number, move) applies one move or raises IllegalMove;
+- `draw`, "module:function" drawing such a position as text for `sim show`.
+
+The built-in games are declared in engine/games.py; a package adds one by naming a Game
+in the `sim.games` entry-point group (README, "Adding a game").
 """
 
 import importlib
@@ -42,11 +59,27 @@ class Game:
     rules: tuple
     columns: tuple
     max_log: object  # rules dict -> most actions a deal can log
+    referee: str  # module: check(line) -> Verdict, position(line) -> position
+    draw: str  # "module:function": position -> text
+    policy_modules: tuple = ()  # modules whose Policy objects are the game's built-ins
     extra_summary: tuple = field(default=())  # (label, column) pairs for the summary
 
     @property
     def module(self) -> ModuleType:
         return importlib.import_module(self.module_name)
+
+    @property
+    def referee_module(self) -> ModuleType:
+        return importlib.import_module(self.referee)
+
+    def drawing(self, position):
+        """The text of a referee position, as `sim show` prints it."""
+        module_name, _, function = self.draw.partition(":")
+        return getattr(importlib.import_module(module_name), function)(position)
+
+    @property
+    def rule_names(self):
+        return tuple(option.name for option in self.rules)
 
     def move_log(self, seed, deal, rules, actions, **start):
         """The move-log line (a dict) of one deal, from its actions."""

@@ -1,7 +1,9 @@
-"""The games the simulator plays, by command name.
+"""The games the simulator plays, by command name: one Game record per game.
 
 Declarations only: a game's compiled rules module is loaded when something first plays
-or draws it, so help pages and listings cost no compile."""
+or draws it, so help pages and listings cost no compile. Everything else (the command
+line, the Parquet schema, the runner, show, replay, compare and the tests common to all
+games) reads a game from here, through registered_games() or get_game()."""
 
 import functools
 from importlib import metadata
@@ -35,6 +37,9 @@ CALC = Game(
         ),
     ),
     max_log=lambda rules: 96,  # engine.calc.MAX_MOVES: 48 placements, 48 moves up
+    referee="sim.engine.referee.calc",
+    draw="sim.engine.drawings:calc",
+    policy_modules=("sim.policies.calc", "sim.policies.calc_strong"),
 )
 
 JOKERS = Game(
@@ -59,6 +64,9 @@ JOKERS = Game(
         Column("nodes", "int32", "positions a solver searched; 0 for heuristics"),
     ),
     max_log=lambda rules: rules["max_moves"],
+    referee="sim.engine.referee.jokers",
+    draw="sim.engine.drawings:jokers",
+    policy_modules=("sim.policies.jokers",),
 )
 
 MONTANA = Game(
@@ -90,6 +98,9 @@ MONTANA = Game(
         ),
     ),
     max_log=lambda rules: rules["max_moves"] + rules["redeals"],
+    referee="sim.engine.referee.montana",
+    draw="sim.engine.drawings:montana",
+    policy_modules=("sim.policies.montana", "sim.policies.montana_solver"),
 )
 
 BUILTIN = {game.name: game for game in (CALC, JOKERS, MONTANA)}
@@ -102,23 +113,36 @@ class GameError(ValueError):
     """A game that cannot be found, or a plug-in that does not declare one."""
 
 
+BROKEN_PLUGINS = []  # one line per game plug-in that could not be loaded
+
+
 @functools.cache
 def registered_games():
     """Every game by name: the built-ins, then those that installed packages declare in
-    the `sim.games` entry points (each entry a Game; its module loads only on play)."""
+    the `sim.games` entry points (each entry a Game; its module loads only on play).
+
+    A plug-in that fails to load is left out and described in BROKEN_PLUGINS, so that
+    one broken package cannot take the built-in games down with it."""
     games = dict(BUILTIN)
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         try:
-            game = entry.load()
-        except (Exception, SystemExit) as error:
-            where = f"{entry.name!r} ({entry.value})"
-            raise GameError(f"cannot load game plug-in {where}: {error}") from None
-        if not isinstance(game, Game):
-            raise GameError(f"game plug-in {entry.name!r} ({entry.value}) is not a sim Game")
-        if game.name in games:
-            raise GameError(f"game plug-in {entry.value} takes the name {game.name!r}, in use")
-        games[game.name] = game
+            games |= _plugged_in(entry, games)
+        except GameError as error:
+            BROKEN_PLUGINS.append(str(error))
     return games
+
+
+def _plugged_in(entry, games):
+    where = f"game plug-in {entry.name!r} ({entry.value})"
+    try:
+        game = entry.load()
+    except (Exception, SystemExit) as error:
+        raise GameError(f"cannot load {where}: {type(error).__name__}: {error}") from None
+    if not isinstance(game, Game):
+        raise GameError(f"{where} is not a sim.engine.game.Game")
+    if game.name in games:
+        raise GameError(f"{where} takes the name {game.name!r}, already in use")
+    return {game.name: game}
 
 
 def get_game(name):

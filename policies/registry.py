@@ -123,19 +123,15 @@ def policy(game, name=None, params=()):
     return wrap
 
 
-# Each game's policy modules, imported only when that game's policies are wanted.
-_BUILTIN_MODULES = {
-    "calc": ("sim.policies.calc", "sim.policies.calc_strong"),
-    "montana": ("sim.policies.montana", "sim.policies.montana_solver"),
-    "jokers": ("sim.policies.jokers",),
-}
-
-
 def builtin_policies(game=None):
-    """Built-in policies, in declaration order, of one game or of all."""
+    """Each game's own policies (its Game's policy_modules), in declaration order, of
+    one game or of all; a game's modules are imported only when its policies are wanted."""
+    from sim.engine.games import registered_games
+
+    games = registered_games()
+    names = [game] if game else list(games)
     found = []
-    games = [game] if game else list(_BUILTIN_MODULES)
-    for module_name in (m for g in games for m in _BUILTIN_MODULES.get(g, ())):
+    for module_name in (m for g in names if g in games for m in games[g].policy_modules):
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as error:

@@ -1,6 +1,7 @@
 """Independent referees of move logs, one per game, written from the rule book alone.
 
-They share no code with the compiled engine: each reads a move-log line (the JSON
+They share no code with the compiled engine (a game's Game record names its referee):
+each reads a move-log line (the JSON
 object of RULES.md), keeps its own piles in plain Python, and returns a Verdict: the
 first illegal move with its number and the reason in words, or a wrong claimed
 outcome or score. `sim replay` and the tests use them to check the engine and any
@@ -44,14 +45,14 @@ class BadLine(Exception):
 
 def check_line(line):
     """The verdict on one move-log line (a dict)."""
-    from sim.engine.referee import calc, jokers, montana
+    from sim.engine.games import registered_games
 
-    referees = {"calc": calc.check, "montana": montana.check, "jokers": jokers.check}
-    game = line.get("game")
-    if not isinstance(game, str) or game not in referees:
-        return Verdict(False, None, f"unknown game {game!r}")
+    games = registered_games()
+    name = line.get("game")
+    if not isinstance(name, str) or name not in games:
+        return Verdict(False, None, f"unknown game {name!r}")
     try:
-        return referees[game](line)
+        return games[name].referee_module.check(line)
     except IllegalMove as illegal:
         return illegal.verdict()
     except BadLine as bad:

@@ -33,6 +33,12 @@ def check(line):
     return VALID
 
 
+def position(line):
+    """The dealt position of a move-log line."""
+    layout = line["layout"]
+    return Position(list(layout["bases"]), list(layout["stock"]), line.get("wastes", 4))
+
+
 class Position:
     """Foundations (top card, count), waste piles (bottom first) and the stock left."""
 

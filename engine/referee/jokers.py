@@ -45,6 +45,11 @@ def check(line):
     return VALID
 
 
+def position(line):
+    """The dealt position of a move-log line."""
+    return Position([list(column) for column in line["layout"]["columns"]])
+
+
 class Position:
     """Columns (covered card first), the joker reserve and the foundations by suit."""
 

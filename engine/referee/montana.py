@@ -41,6 +41,11 @@ class Position:
             self.card_moves += 1
 
 
+def position(line):
+    """The dealt position of a move-log line."""
+    return Position(line["layout"]["grid"], line.get("redeals", 2), line.get("max_moves", 5000))
+
+
 def check(line):
     redeals_allowed = line.get("redeals", 2)
     cap = line.get("max_moves", 5000)
