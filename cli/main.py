@@ -64,7 +64,7 @@ class SimGroup(click.Group):
             command = getattr(importlib.import_module(module), attribute)
         else:
             command = super().get_command(ctx, name)
-        if command is not None and name in EXAMPLES:
+        if command is not None and examples_of(name):
             command.epilog = examples(name)
         return command
 
@@ -118,19 +118,6 @@ EXAMPLES = {
         "sim montana -p search -n 1e4 --out results/montana-search.parquet",
         "sim compare results/",
     ],
-    "calc": [
-        "sim calc --policy greedy -n 1e6",
-        "sim calc -p mc -n 1e4 --wastes 3 --workers 2",
-        "sim calc -p planner -n 1e5 --seed 7 --log-moves moves.jsonl",
-    ],
-    "montana": [
-        "sim montana --policy greedy -n 1e6",
-        "sim montana -p search --param nodes=200000 -n 1e4 --redeals 0",
-    ],
-    "jokers": [
-        "sim jokers --policy solver -n 1e5 --seed 7",
-        "sim jokers -p greedy -n 1e6 --out results/jokers-greedy.parquet",
-    ],
     "policies": ["sim policies", "sim policies calc"],
     "bench": ["sim bench calc -p greedy", "sim bench calc --command 'calc -n 1e6'"],
     "replay": ["sim replay moves.jsonl", "sim replay -q moves.jsonl"],
@@ -145,9 +132,14 @@ EXAMPLES = {
 }
 
 
+def examples_of(name):
+    """A command's examples: its own, or those its game declares."""
+    return EXAMPLES.get(name) or (GAMES[name].examples if name in GAMES else ())
+
+
 def examples(name):
     """A help page's closing lines: real commands, kept as written (`\\b`)."""
-    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in examples_of(name))
 
 
 @click.group(

@@ -62,6 +62,7 @@ class Game:
     referee: str  # module: check(line) -> Verdict, position(line) -> position
     draw: str  # "module:function": position -> text
     policy_modules: tuple = ()  # modules whose Policy objects are the game's built-ins
+    examples: tuple = ()  # two or three real commands, closing its help page
     extra_summary: tuple = field(default=())  # (label, column) pairs for the summary
 
     @property
@@ -76,6 +77,14 @@ class Game:
         """The text of a referee position, as `sim show` prints it."""
         module_name, _, function = self.draw.partition(":")
         return getattr(importlib.import_module(module_name), function)(position)
+
+    def column_slots(self, *names):
+        """The index in a result row of each named column, for write_result_nb."""
+        order = [column.name for column in self.columns]
+        missing = [name for name in names if name not in order]
+        if missing:
+            raise KeyError(f"{self.name} declares no result column {missing[0]!r}")
+        return tuple(order.index(name) for name in names)
 
     @property
     def rule_names(self):

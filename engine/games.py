@@ -40,6 +40,11 @@ CALC = Game(
     referee="sim.engine.referee.calc",
     draw="sim.engine.drawings:calc",
     policy_modules=("sim.policies.calc", "sim.policies.calc_strong"),
+    examples=(
+        "sim calc --policy greedy -n 1e6",
+        "sim calc -p mc -n 1e4 --wastes 3 --workers 2",
+        "sim calc -p planner -n 1e5 --seed 7 --log-moves moves.jsonl",
+    ),
 )
 
 JOKERS = Game(
@@ -67,6 +72,10 @@ JOKERS = Game(
     referee="sim.engine.referee.jokers",
     draw="sim.engine.drawings:jokers",
     policy_modules=("sim.policies.jokers",),
+    examples=(
+        "sim jokers --policy solver -n 1e5 --seed 7",
+        "sim jokers -p greedy -n 1e6 --out results/jokers-greedy.parquet",
+    ),
 )
 
 MONTANA = Game(
@@ -101,6 +110,10 @@ MONTANA = Game(
     referee="sim.engine.referee.montana",
     draw="sim.engine.drawings:montana",
     policy_modules=("sim.policies.montana", "sim.policies.montana_solver"),
+    examples=(
+        "sim montana --policy greedy -n 1e6",
+        "sim montana -p search --param nodes=200000 -n 1e4 --redeals 0",
+    ),
 )
 
 BUILTIN = {game.name: game for game in (CALC, JOKERS, MONTANA)}
