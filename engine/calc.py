@@ -15,8 +15,9 @@ policy:
     454          MOVES     actions applied so far
     455          LASTFOUND turn (POS) of the last move onto a foundation
     456          MAXHEIGHT highest waste pile so far
-    457          VERDICT   a searching policy's verdict on the deal: 0 none, 1 won,
-                           2 lost, 3 unknown (its budget ran out); shown as `outcome`
+    457          VERDICT   a searching policy's verdict on the deal: VERDICT_PENDING, or
+                           an outcome code (engine.kernel); a deal not won whose
+                           verdict is OUTCOME_UNKNOWN is recorded as `unknown`
     458          PLAN_LEN  length of a plan a policy stores for itself (0: none)
     459 .. 554   PLAN      the plan: actions to play, in order
 
@@ -35,16 +36,20 @@ from numba import njit
 
 from sim.engine import outcomes, rng
 from sim.engine.cards import card_name, parse_card
-from sim.engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
+from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-exported)
     DONE,
     FAULT,
     FAULT_NONE,
     IN_PLAY,
+    OUTCOME_LOST,
+    OUTCOME_UNKNOWN,
+    OUTCOME_WON,
     PLAY_CHUNK_SIG,
     PLAY_DEALS_SIG,
     POLICY_SIG,
     POLICY_TYPE,
     STATUS_SIZE,
+    VERDICT_PENDING,
     choice_fault_nb,
 )
 
@@ -64,7 +69,6 @@ PLAN_LEN = 458
 PLAN = 459
 STATE_SIZE = 459 + 96
 POLICY_SCRATCH = VERDICT  # from here on a policy may write; the rest only play changes
-VERDICT_NONE, VERDICT_WON, VERDICT_LOST, VERDICT_UNKNOWN = 0, 1, 2, 3
 
 STOCK_SIZE = 48
 MAX_WASTES = 8
@@ -76,7 +80,7 @@ MAX_MOVES = 96  # 48 placements and at most 48 waste-to-foundation moves
 
 # Per-deal result columns, in the order play_chunk_nb writes them.
 COLUMNS = ("won", "score", "moves", "last_foundation_turn", "max_waste_height", "outcome")
-OUTCOMES = outcomes.CALC
+OUTCOMES = outcomes.LABELS
 
 
 @njit(cache=True)
@@ -122,7 +126,7 @@ def set_start_nb(state, wastes):
     state[MOVES] = 0
     state[LASTFOUND] = 0
     state[MAXHEIGHT] = 0
-    state[VERDICT] = VERDICT_NONE
+    state[VERDICT] = VERDICT_PENDING
     state[PLAN_LEN] = 0
 
 
@@ -215,7 +219,10 @@ def write_result_nb(state, row):
     row[3] = state[LASTFOUND]
     row[4] = state[MAXHEIGHT]
     # A search that ran out of budget leaves the deal undecided, whatever play then did.
-    row[5] = 1 if score == 52 else (2 if state[VERDICT] == VERDICT_UNKNOWN else 0)
+    if score == 52:
+        row[5] = OUTCOME_WON
+    else:
+        row[5] = OUTCOME_UNKNOWN if state[VERDICT] == OUTCOME_UNKNOWN else OUTCOME_LOST
 
 
 @njit(cache=True)

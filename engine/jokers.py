@@ -15,7 +15,7 @@ needs to copy. The rest is bookkeeping for results, and slots a policy may write
     178            JOKERS_USED jokers placed from the reserve (J7), saturating at 32767
     179            CAP         the move cap of J9, clipped to 32767 (a search's depth bound)
     180            ENDED       how play stopped: 0 no legal move left, 1 resigned, 2 capped
-    181            VERDICT     a solver's verdict: 0 none, 1 won, 2 lost, 3 unknown
+    181            VERDICT     a solver's verdict: VERDICT_PENDING, or an outcome code
     182, 183       NODES_LO/HI nodes a solver searched = HI * 32768 + LO
     184            PLAN_LEN    moves in the solver's plan
     185            PLAN_POS    plan moves played so far
@@ -50,16 +50,21 @@ from numba import njit
 
 from sim.engine import outcomes, rng
 from sim.engine.cards import JOKER, card_name, parse_card
-from sim.engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
+from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-exported)
     DONE,
     FAULT,
     FAULT_NONE,
     IN_PLAY,
+    OUTCOME_CAPPED,
+    OUTCOME_LOST,
+    OUTCOME_UNKNOWN,
+    OUTCOME_WON,
     PLAY_CHUNK_SIG,
     PLAY_DEALS_SIG,
     POLICY_SIG,
     POLICY_TYPE,
     STATUS_SIZE,
+    VERDICT_PENDING,
     choice_fault_nb,
 )
 
@@ -95,22 +100,13 @@ ENDED_NO_MOVE = 0
 ENDED_RESIGNED = 1
 ENDED_CAPPED = 2
 
-VERDICT_NONE = 0
-VERDICT_WON = 1
-VERDICT_LOST = 2
-VERDICT_UNKNOWN = 3
-
 ACTION_STRIDE = 32
 KIND_JOKERS = 10  # kind // KIND_JOKERS = jokers placed, kind % KIND_JOKERS = target
 KIND_FOUNDATION = 30
 N_ACTIONS = N_COLUMNS * N_COLUMNS  # per source: its foundation and 9 other columns
 DEFAULT_MAX_MOVES = 2000
 
-OUTCOMES = outcomes.JOKERS
-OUTCOME_LOST = 0
-OUTCOME_WON = 1
-OUTCOME_CAPPED = 2
-OUTCOME_UNKNOWN = 3
+OUTCOMES = outcomes.LABELS
 
 # Per-deal result columns, in the order play_chunk_nb writes them.
 COLUMNS = ("outcome", "won", "score", "moves", "jokers_used", "nodes")
@@ -189,6 +185,7 @@ def deal_nb(seed, deal, max_moves, state):
     for suit in range(4):
         state[FOUND + suit] = 1
     state[CAP] = min(max_moves, SATURATE)
+    state[VERDICT] = VERDICT_PENDING
 
 
 @njit(cache=True)
@@ -273,7 +270,7 @@ def apply_action_nb(state, action):
 def outcome_nb(state):
     if score_nb(state) == 52:
         return OUTCOME_WON
-    if state[VERDICT] == VERDICT_UNKNOWN:
+    if state[VERDICT] == OUTCOME_UNKNOWN:
         return OUTCOME_UNKNOWN
     if state[ENDED] == ENDED_CAPPED:
         return OUTCOME_CAPPED
@@ -412,6 +409,7 @@ def state_from_layout(layout, rules):
     for suit in range(4):
         state[FOUND + suit] = 1
     state[CAP] = min(rules["max_moves"], SATURATE)
+    state[VERDICT] = VERDICT_PENDING
     return state
 
 

@@ -1,5 +1,11 @@
 """The compiled signatures every game shares, and the codes its kernels report.
 
+Outcome codes. A result row's `outcome` is one code, the same for every game: the index
+of its label in engine.outcomes.LABELS (OUTCOME_LOST, OUTCOME_WON, OUTCOME_CAPPED,
+OUTCOME_UNKNOWN below). A search that decides a deal reports its verdict in the same
+codes: won, lost (proved lost), unknown (its budget ran out first); before it has
+decided, the verdict is VERDICT_PENDING.
+
 A policy is passed to a game's cached kernel as a first-class function of POLICY_SIG,
 so one compiled kernel serves every policy, built-in or plugged in.
 
@@ -37,6 +43,13 @@ PLAY_CHUNK_SIG = types.void(
 
 # play_deals_nb(policy, seed, start, rules, params, rows, logs, status)
 PLAY_DEALS_SIG = types.void(*PLAY_CHUNK_SIG.args, types.int64[::1])
+
+# How a deal ended, by the index of its label in engine.outcomes.LABELS.
+OUTCOME_LOST = 0
+OUTCOME_WON = 1
+OUTCOME_CAPPED = 2  # the move cap stopped play
+OUTCOME_UNKNOWN = 3  # not won, and a search could not prove it lost
+VERDICT_PENDING = -1  # a search's verdict before it has decided: no outcome code
 
 IN_PLAY, DONE, FAULT = 0, 1, 2
 STATUS_SIZE = 3

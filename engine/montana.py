@@ -17,15 +17,16 @@ The whole position is one int16 array. The grid is 4 rows of 13 cells, cell = 13
     112          REDEALS     redeals used so far (M5)
     113          MAX_REDEALS redeals allowed (rule option `redeals`)
     114, 115     MOVES_LO/HI card moves so far, across redeals: LO + MOVES_BASE * HI
-    116          OUTCOME     PLAYING, or the index of the outcome label: LOST, WON, CAPPED
+    116          OUTCOME     PLAYING while the deal is played, then its outcome code
+                             (engine.kernel): OUTCOME_LOST, OUTCOME_WON, OUTCOME_CAPPED
     117 .. 119   SCORE_DEAL  score when the first deal and redeals 1, 2 ended; -1 = not reached
     120 .. 122   PLAN_*      spare for a policy's plan: the redeal it was made in, the next
                              step, its length (dealing and redealing set the length to 0)
     123 .. 1146  PLAN        the planned actions (PLAN_CAP of them)
-    1147         VERDICT     a solver's verdict on the deal phase being played: NONE, WON,
-                             LOST (proved), UNKNOWN (its budget ran out); dealing and
-                             redealing reset it. A deal lost while it is UNKNOWN is
-                             recorded as `unknown`, not `lost`
+    1147         VERDICT     a solver's verdict on the deal phase being played:
+                             VERDICT_PENDING, or an outcome code (engine.kernel); dealing
+                             and redealing reset it. A deal lost while it is
+                             OUTCOME_UNKNOWN is recorded as `unknown`, not `lost`
 
 Cards are codes of engine.cards (rank = code // 4 + 1, suit = code % 4), so the card
 after `c` in its suit is `c + 4`; the 2s are codes 4..7, the kings 48..51.
@@ -41,16 +42,21 @@ from numba import njit
 
 from sim.engine import outcomes, rng
 from sim.engine.cards import card_name, parse_card
-from sim.engine.kernel import (  # noqa: F401 (POLICY_SIG and POLICY_TYPE re-exported)
+from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-exported)
     DONE,
     FAULT,
     FAULT_NONE,
     IN_PLAY,
+    OUTCOME_CAPPED,
+    OUTCOME_LOST,
+    OUTCOME_UNKNOWN,
+    OUTCOME_WON,
     PLAY_CHUNK_SIG,
     PLAY_DEALS_SIG,
     POLICY_SIG,
     POLICY_TYPE,
     STATUS_SIZE,
+    VERDICT_PENDING,
     choice_fault_nb,
 )
 
@@ -88,17 +94,8 @@ MAX_LEGAL = 17
 REDEAL_ACTION = CELLS * CELLS
 SCORED_DEALS = 3  # the first deal and two redeals have a score column each
 
-PLAYING = -1
-LOST = 0
-WON = 1
-CAPPED = 2
-UNKNOWN = 3  # recorded, never played: a solver could neither win nor prove the loss
-OUTCOMES = outcomes.MONTANA
-
-VERDICT_NONE = 0
-VERDICT_WON = 1
-VERDICT_LOST = 2
-VERDICT_UNKNOWN = 3
+PLAYING = -1  # in OUTCOME while the deal goes on: not an outcome code
+OUTCOMES = outcomes.LABELS
 
 # Per-deal result columns, in the order play_chunk_nb writes them.
 COLUMNS = (
@@ -273,6 +270,7 @@ def _start_grid_nb(state, redeals):
     state[MAX_REDEALS] = redeals
     state[OUTCOME] = PLAYING
     state[SCORE_DEAL : SCORE_DEAL + SCORED_DEALS] = -1
+    state[VERDICT] = VERDICT_PENDING
 
 
 @njit(cache=True)
@@ -335,7 +333,7 @@ def _redeal_nb(state, seed, deal, stream, gathered):
     state[REDEALS] += 1
     _redeal_grid_nb(state, seed, deal, state[REDEALS], stream, gathered)
     state[PLAN_LEN] = 0
-    state[VERDICT] = VERDICT_NONE
+    state[VERDICT] = VERDICT_PENDING
 
 
 @njit(cache=True)
@@ -352,28 +350,29 @@ def _finish_nb(state, outcome):
 
 @njit(cache=True)
 def end_of_play_nb(state, max_moves):
-    """When no move is possible: WON or LOST if the deal is over, else PLAYING (M5-M7)."""
+    """When no move is possible: the outcome code if the deal is over (won, lost, or
+    capped), else PLAYING (M5-M7)."""
     if score_nb(state) == WIN_SCORE:
-        return WON
+        return OUTCOME_WON
     if state[REDEALS] >= state[MAX_REDEALS]:
-        return LOST
+        return OUTCOME_LOST
     if moves_nb(state) >= max_moves:
-        return CAPPED
+        return OUTCOME_CAPPED
     return PLAYING
 
 
 @njit(cache=True)
 def outcome_nb(state):
-    """The recorded outcome: a loss the solver could not prove is UNKNOWN."""
-    if state[OUTCOME] == LOST and state[VERDICT] == VERDICT_UNKNOWN:
-        return UNKNOWN
+    """The recorded outcome: a loss the solver could not prove is OUTCOME_UNKNOWN."""
+    if state[OUTCOME] == OUTCOME_LOST and state[VERDICT] == OUTCOME_UNKNOWN:
+        return OUTCOME_UNKNOWN
     return state[OUTCOME]
 
 
 @njit(cache=True)
 def write_result_nb(state, row):
     row[0] = outcome_nb(state)
-    row[1] = state[OUTCOME] == WON
+    row[1] = state[OUTCOME] == OUTCOME_WON
     row[2] = score_nb(state)
     row[3] = state[REDEALS]
     row[4] = moves_nb(state)
@@ -422,7 +421,7 @@ def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
             action = REDEAL_ACTION
         else:
             if moves_nb(state) >= max_moves:
-                _finish_nb(state, CAPPED)
+                _finish_nb(state, OUTCOME_CAPPED)
                 return FAULT_NONE
             choice = policy(state, legal, n, params, stream)
             fault = choice_fault_nb(choice, n)
@@ -532,7 +531,7 @@ def _replayed_outcome(state, max_moves):
         outcome = end_of_play_nb(state, max_moves)
         if outcome != PLAYING:
             return outcome
-    return CAPPED
+    return OUTCOME_CAPPED
 
 
 def is_stuck(state):

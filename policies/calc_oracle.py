@@ -38,6 +38,9 @@ from sim.engine.calc import (
     MOVES,
     NEED,
     NWASTE,
+    OUTCOME_LOST,
+    OUTCOME_UNKNOWN,
+    OUTCOME_WON,
     PILE_CAP,
     PLAN,
     PLAN_LEN,
@@ -46,18 +49,11 @@ from sim.engine.calc import (
     STOCK,
     STOCK_SIZE,
     VERDICT,
-    VERDICT_LOST,
-    VERDICT_NONE,
-    VERDICT_UNKNOWN,
-    VERDICT_WON,
+    VERDICT_PENDING,
     WASTE,
     deal_nb,
     next_rank_nb,
 )
-
-WON = 1
-LOST = 0
-UNKNOWN = -1
 
 MAX_DEPTH = 100  # a game has at most 96 actions
 MAX_PLAN = STATE_SIZE - PLAN  # room for actions in the state's plan
@@ -836,9 +832,9 @@ def solve_nb(
 ):
     """Search board (whose whole stock order is known) for a winning line.
 
-    Returns (verdict, nodes, length): verdict WON, with a winning line of `length`
-    actions written into `winning` (to the end of the deal); LOST when no line wins;
-    UNKNOWN when more than `budget` positions would have to be expanded. At every
+    Returns (verdict, nodes, length): verdict OUTCOME_WON, with a winning line of `length`
+    actions written into `winning` (to the end of the deal); OUTCOME_LOST when no line wins;
+    OUTCOME_UNKNOWN when more than `budget` positions would have to be expanded. At every
     position the actions are tried in the order of their playout scores, and a playout
     that wins ends the search: its line wins. The board is left as it was given.
     `keys`/`stamps` come from new_table_nb; entries of other stamps are ignored, so one
@@ -846,7 +842,7 @@ def solve_nb(
 
     With max_deviation, only lines whose actions' ranks in those orders (0 = best)
     sum to at most max_deviation are tried (limited discrepancy search): such a
-    search finds wins near the playout's line quickly, and never reports LOST.
+    search finds wins near the playout's line quickly, and never reports OUTCOME_LOST.
     `explored` (from new_explored_table_nb, same stamp) then remembers, per position,
     the largest allowance of further deviations its subtree was searched with in
     vain, so that later visits with no larger allowance (from another path, or in the
@@ -867,13 +863,13 @@ def solve_nb(
     scratch = new_relaxed_scratch_nb()
     remember = explored is not None and not complete
     if score_nb(board) == 52:
-        return WON, 1, 0
+        return OUTCOME_WON, 1, 0
     nodes = 1
     depth = 0
     node_keys[0] = position_key_nb(board)
     count[0], wins = search_moves_nb(board, weights, moves[0], trial)
     if wins:
-        return WON, nodes, _winning_line_nb(board, line, 0, moves[0, 0], trial, winning)
+        return OUTCOME_WON, nodes, _winning_line_nb(board, line, 0, moves[0, 0], trial, winning)
     tried[0] = 0
     while True:
         if tried[depth] < count[depth] and deviation[depth] + tried[depth] <= max_deviation:
@@ -899,13 +895,13 @@ def solve_nb(
             nodes += 1
             if nodes > budget:
                 _unwind_nb(board, line, depth)
-                return UNKNOWN, nodes, 0
+                return OUTCOME_UNKNOWN, nodes, 0
             node_keys[depth] = key
             count[depth], wins = search_moves_nb(board, weights, moves[depth], trial)
             if wins:
                 length = _winning_line_nb(board, line, depth, moves[depth, 0], trial, winning)
                 _unwind_nb(board, line, depth)
-                return WON, nodes, length
+                return OUTCOME_WON, nodes, length
             tried[depth] = 0
         else:
             if complete:
@@ -914,7 +910,7 @@ def solve_nb(
                 allowance = max_deviation - deviation[depth]
                 _explored_add_nb(explored, stamp, node_keys[depth], allowance)
             if depth == 0:
-                return LOST if complete else UNKNOWN, nodes, 0
+                return OUTCOME_LOST if complete else OUTCOME_UNKNOWN, nodes, 0
             depth -= 1
             undo_nb(board, line[depth])
 
@@ -985,7 +981,7 @@ def oracle_search_nb(board, budget, keys, stamps, stamp, winning, relaxed=RELAXE
             board, budget - used, keys, stamps, stamp, winning, max_deviation, relaxed, explored
         )
         used += nodes
-        if verdict == WON or used >= budget:
+        if verdict == OUTCOME_WON or used >= budget:
             return verdict, used, length
     verdict, nodes, length = solve_nb(
         board, budget - used, keys, stamps, stamp, winning, 1 << 30, relaxed
@@ -1058,7 +1054,7 @@ def known_choice_nb(board, legal, candidates, n_cand):
         trial[:] = board
         apply_nb(trial, legal[candidates[c]])
         verdict, _, _ = solve_nb(trial, KNOWN_BUDGET, keys, stamps, c + 1, winning)
-        if verdict == WON:
+        if verdict == OUTCOME_WON:
             return candidates[c]
         score = playout_nb(trial, PLAYOUT_DEFAULTS)
         if score > best_score:
@@ -1192,10 +1188,10 @@ def oracle_choice_nb(state, legal, n_legal, budget):
     """
     board = np.empty(STATE_SIZE, np.int16)
     board_from_state_nb(state, board)
-    if state[VERDICT] == VERDICT_NONE:
+    if state[VERDICT] == VERDICT_PENDING:
         _plan_deal_nb(state, board, budget)
     done = state[MOVES]
-    if state[VERDICT] == VERDICT_WON and done < state[PLAN_LEN]:
+    if state[VERDICT] == OUTCOME_WON and done < state[PLAN_LEN]:
         for i in range(n_legal):
             if legal[i] == state[PLAN + done]:
                 return i
@@ -1213,14 +1209,12 @@ def _plan_deal_nb(state, board, budget):
     keys, stamps = new_table_nb(TABLE_BITS)
     winning = np.empty(MAX_DEPTH, np.int16)
     found, _, length = oracle_search_nb(board, budget, keys, stamps, 1, winning)
-    if found == WON:
-        state[VERDICT] = VERDICT_WON
+    state[VERDICT] = found
+    if found == OUTCOME_WON:
         done = state[MOVES]
         length = min(length, MAX_PLAN - done)
         state[PLAN + done : PLAN + done + length] = winning[:length]
         state[PLAN_LEN] = done + length
-    else:
-        state[VERDICT] = VERDICT_LOST if found == LOST else VERDICT_UNKNOWN
 
 
 @njit(cache=True)

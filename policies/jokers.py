@@ -19,6 +19,9 @@ from sim.engine.jokers import (
     N_COLUMNS,
     NODES_HI,
     NODES_LO,
+    OUTCOME_LOST,
+    OUTCOME_UNKNOWN,
+    OUTCOME_WON,
     PLAN,
     PLAN_CAP,
     PLAN_LEN,
@@ -27,10 +30,7 @@ from sim.engine.jokers import (
     RESERVE,
     STALL,
     VERDICT,
-    VERDICT_LOST,
-    VERDICT_NONE,
-    VERDICT_UNKNOWN,
-    VERDICT_WON,
+    VERDICT_PENDING,
     is_red_nb,
     legal_actions_nb,
     move_cards_nb,
@@ -363,9 +363,10 @@ def search_nb(root, budget, max_depth, plan, stream, noise):
 
     Depth-first, the moves of each position in ordered_moves_nb order, never entering a
     position (up to the order of the columns) met before. Returns (verdict, nodes
-    searched, length of the line written to plan): VERDICT_WON with the winning line;
-    VERDICT_LOST when every position reachable was searched (no line wins); otherwise
-    VERDICT_UNKNOWN (budget of nodes spent, or the depth bound met). A line that is not
+    searched, length of the line written to plan), the verdict an outcome code
+    (engine.kernel): OUTCOME_WON with the winning line; OUTCOME_LOST when every
+    position reachable was searched (no line wins); otherwise OUTCOME_UNKNOWN (budget
+    of nodes spent, or the depth bound met). A line that is not
     won is the one reaching the most cards on the foundations.
     """
     zobrist = zobrist_table_nb()
@@ -384,7 +385,7 @@ def search_nb(root, budget, max_depth, plan, stream, noise):
     positions[0, :] = root[:CORE_SIZE]
     best_score, best_length = score_nb(root), 0
     if best_score == 52:
-        return VERDICT_WON, 0, 0
+        return OUTCOME_WON, 0, 0
     table_insert_nb(table, position_key_nb(root, zobrist, scratch_key))
     nodes = 1
     n_moves[0] = ordered_moves_nb(positions[0], moves[0], scratch, stream, noise)
@@ -408,7 +409,7 @@ def search_nb(root, budget, max_depth, plan, stream, noise):
         score = score_nb(child)
         if score == 52:
             plan[: depth + 1] = path[: depth + 1]
-            return VERDICT_WON, nodes, depth + 1
+            return OUTCOME_WON, nodes, depth + 1
         if not table_insert_nb(table, position_key_nb(child, zobrist, scratch_key)):
             continue
         nodes += 1
@@ -418,11 +419,11 @@ def search_nb(root, budget, max_depth, plan, stream, noise):
             best_score, best_length = score, depth + 1
             plan[:best_length] = path[:best_length]
         if nodes >= budget:
-            return VERDICT_UNKNOWN, nodes, best_length
+            return OUTCOME_UNKNOWN, nodes, best_length
         depth += 1
         n_moves[depth] = ordered_moves_nb(child, moves[depth], scratch, stream, noise)
         tried[depth] = 0
-    return (VERDICT_UNKNOWN if cut else VERDICT_LOST), nodes, best_length
+    return (OUTCOME_UNKNOWN if cut else OUTCOME_LOST), nodes, best_length
 
 
 @njit(cache=True)
@@ -441,7 +442,7 @@ def solve_into_state_nb(state, budget, stream):
     attempt = 0
     best_score = -1
     line = np.empty(PLAN_CAP, np.int16)
-    verdict, length = VERDICT_UNKNOWN, 0
+    verdict, length = OUTCOME_UNKNOWN, 0
     while spent < budget:
         allowed = min(budget - spent, FIRST_ATTEMPT * luby_nb(attempt + 1))
         noise = min(attempt, 4) * NOISE_STEP
@@ -449,14 +450,14 @@ def solve_into_state_nb(state, budget, stream):
         spent += nodes
         attempt += 1
         reached_score = line_score_nb(state, line, reached)
-        if verdict != VERDICT_UNKNOWN or reached_score > best_score:
+        if verdict != OUTCOME_UNKNOWN or reached_score > best_score:
             best_score, length = reached_score, reached
             plan[:length] = line[:length]
-        if verdict != VERDICT_UNKNOWN or nodes < allowed:
+        if verdict != OUTCOME_UNKNOWN or nodes < allowed:
             break
     state[VERDICT] = verdict
     split_set_nb(state, NODES_LO, NODES_HI, spent)
-    state[PLAN_LEN] = 0 if verdict == VERDICT_UNKNOWN else length
+    state[PLAN_LEN] = 0 if verdict == OUTCOME_UNKNOWN else length
     state[PLAN_POS] = 0
 
 
@@ -510,7 +511,7 @@ def solver(state, legal, n_legal, params, stream):
     positions without either (verdict unknown: neither a win nor a loss) it resigns
     at once.
     """
-    if state[VERDICT] == VERDICT_NONE:
+    if state[VERDICT] == VERDICT_PENDING:
         solve_into_state_nb(state, np.int64(params[0]), stream)
     step = state[PLAN_POS]
     if step >= state[PLAN_LEN]:

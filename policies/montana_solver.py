@@ -33,6 +33,9 @@ from sim.engine.montana import (
     GRID,
     KING,
     MAX_LEGAL,
+    OUTCOME_LOST,
+    OUTCOME_UNKNOWN,
+    OUTCOME_WON,
     PLAN,
     PLAN_CAP,
     PLAN_DEAL,
@@ -43,10 +46,7 @@ from sim.engine.montana import (
     ROWS,
     RUN,
     VERDICT,
-    VERDICT_LOST,
-    VERDICT_NONE,
-    VERDICT_UNKNOWN,
-    VERDICT_WON,
+    VERDICT_PENDING,
     WHERE,
     WIN_SCORE,
     legal_actions_nb,
@@ -85,8 +85,6 @@ DEPTH_CAP = 16384
 KEEP_SCORE = 0  # most cards in kept runs (M5), the first such position found
 KEEP_RUNS = 1  # the same, then most rows with a kept run, then the longest shortest run
 KEEP_NONE = 2  # no choice: the first stuck position met (the end of the greedy line)
-
-SOLVED_WON, SOLVED_LOST, SOLVED_UNKNOWN = VERDICT_WON, VERDICT_LOST, VERDICT_UNKNOWN
 
 
 @njit(cache=True)
@@ -201,11 +199,12 @@ def keep_value_nb(state, keep):
 def solve_nb(state, budget, keep, line):
     """Decide the phase from state; write a line into `line`.
 
-    Returns (verdict, nodes, line length). WON: the line wins. LOST: every reachable
-    position was seen and none is won; the line leads to the best stuck position by
-    keep_value_nb. UNKNOWN: the budget of `budget` positions ran out (or a line
-    reached DEPTH_CAP); the line leads to the best stuck position seen, length 0 if
-    none was seen. Lines longer than `line` are cut to its length.
+    Returns (verdict, nodes, line length), the verdict an outcome code (engine.kernel).
+    OUTCOME_WON: the line wins. OUTCOME_LOST: every reachable position was seen and none
+    is won; the line leads to the best stuck position by keep_value_nb.
+    OUTCOME_UNKNOWN: the budget of `budget` positions ran out (or a line reached
+    DEPTH_CAP); the line leads to the best stuck position seen, length 0 if none was
+    seen. Lines longer than `line` are cut to its length.
 
     Search stack, one entry per depth d (0 = the root):
         moves[d, :count[d]]   the moves of the position at depth d, best first
@@ -226,7 +225,7 @@ def solve_nb(state, budget, keep, line):
     count[0] = ordered_moves_nb(scratch, moves[0], values)
     best_value, best_len, best_depth = np.int64(-1), 0, DEPTH_CAP + 1
     if count[0] == 0:
-        return (SOLVED_WON if score_nb(scratch) == WIN_SCORE else SOLVED_LOST), 1, 0
+        return (OUTCOME_WON if score_nb(scratch) == WIN_SCORE else OUTCOME_LOST), 1, 0
     nodes, depth, cut = 1, 0, False
     while True:
         if nxt[depth] >= count[depth]:
@@ -263,7 +262,7 @@ def solve_nb(state, budget, keep, line):
         count[depth] = ordered_moves_nb(scratch, moves[depth], values)
         if count[depth] == 0:
             if score_nb(scratch) == WIN_SCORE:
-                return SOLVED_WON, nodes, _copy_line_nb(path, depth, line)
+                return OUTCOME_WON, nodes, _copy_line_nb(path, depth, line)
             # Only lines the plan can hold, and the shorter among equals, so that the
             # policy reaches the grid it aims for with few moves (the cap of M7).
             value = keep_value_nb(scratch, keep)
@@ -271,7 +270,7 @@ def solve_nb(state, budget, keep, line):
             if better and depth <= line.shape[0]:
                 best_value, best_depth = value, depth
                 best_len = _copy_line_nb(path, depth, line)
-    return (SOLVED_UNKNOWN if cut else SOLVED_LOST), nodes, best_len
+    return (OUTCOME_UNKNOWN if cut else OUTCOME_LOST), nodes, best_len
 
 
 @njit(cache=True, inline="always")
@@ -330,10 +329,10 @@ def decide_nb(state, budget, keep, line):
     quick = max(1, min(3 * (budget // 4), LDS_NODES_CAP))
     quick_len, quick_score = lds_line_nb(state, quick, line)
     if quick_score == WIN_SCORE:
-        return SOLVED_WON, quick, quick_len
+        return OUTCOME_WON, quick, quick_len
     quick_line = line[:quick_len].copy()
     verdict, nodes, length = solve_nb(state, max(1, budget - quick), keep, line)
-    undecided = verdict == SOLVED_UNKNOWN and keep != KEEP_NONE
+    undecided = verdict == OUTCOME_UNKNOWN and keep != KEEP_NONE
     if undecided and quick_score > _end_score_nb(state, line, length):
         line[:quick_len] = quick_line
         length = quick_len
@@ -349,7 +348,7 @@ def plan_phase_nb(state, budget, keep):
     only add that the phase is won."""
     line = state[PLAN : PLAN + PLAN_CAP]
     verdict, nodes, length = decide_nb(state, budget, keep, line)
-    if state[VERDICT] == VERDICT_NONE or verdict == VERDICT_WON:
+    if state[VERDICT] == VERDICT_PENDING or verdict == OUTCOME_WON:
         state[VERDICT] = verdict
     state[PLAN_DEAL] = state[REDEALS]
     state[PLAN_POS] = 0

@@ -55,7 +55,7 @@ def test_C5_lost_deal_is_proved_lost_with_two_wastes():
     #     w1: J K   or   w1: J      or   w1: J Q ...   (all lost)
     #     w2: Q          w2: Q K
     state = position(stock=["JC", "QC", "KC", "TC"], wastes=((), ()), foundations=F1_NEEDS_TEN)
-    assert verdict(state)[0] == calc_oracle.LOST
+    assert verdict(state)[0] == calc.OUTCOME_LOST
     assert not winnable_by_brute_force(state)
 
 
@@ -64,7 +64,7 @@ def test_C5_three_wastes_win_when_each_card_gets_its_own_pile():
     # J, Q, K go up in turn. Covering any of them with another loses.
     state = position(stock=["JC", "QC", "KC", "TC"], wastes=((), (), ()), foundations=F1_NEEDS_TEN)
     found, line = verdict(state)
-    assert found == calc_oracle.WON
+    assert found == calc.OUTCOME_WON
     assert line[0] == calc.ACT_TO_WASTE  # the three empty piles are one choice
     assert plays_to_a_win(state, line)
 
@@ -123,11 +123,11 @@ def test_C5_C6_C7_verdicts_match_brute_force_on_random_endgames():
     for _ in range(150):
         state = random_endgame(stream, max_cards=5)
         found, line = verdict(state)
-        expected = calc_oracle.WON if winnable_by_brute_force(state) else calc_oracle.LOST
+        expected = calc.OUTCOME_WON if winnable_by_brute_force(state) else calc.OUTCOME_LOST
         assert found == expected
-        assert found == calc_oracle.LOST or plays_to_a_win(state, line)
+        assert found == calc.OUTCOME_LOST or plays_to_a_win(state, line)
         outcomes.add(found)
-    assert outcomes == {calc_oracle.WON, calc_oracle.LOST}
+    assert outcomes == {calc.OUTCOME_WON, calc.OUTCOME_LOST}
 
 
 def test_deadlock_test_never_condemns_a_winnable_endgame():
@@ -148,7 +148,7 @@ def test_unknown_when_the_budget_runs_out():
     for deal in range(50):
         calc.deal_nb(0, deal, 3, state)
         found, _ = verdict(state, budget=3)
-        if found == calc_oracle.UNKNOWN:
+        if found == calc.OUTCOME_UNKNOWN:
             return
     pytest.fail("a budget of three positions decided fifty whole deals")
 
@@ -188,11 +188,11 @@ def test_oracle_searches_once_then_plays_the_plan_it_stored():
         calc.deal_nb(0, deal, 4, state)
         row, actions = play_oracle(state, 20000)
         verdicts.append(state[calc.VERDICT])
-        if state[calc.VERDICT] == calc.VERDICT_WON:
+        if state[calc.VERDICT] == calc.OUTCOME_WON:
             assert row[0] == 1 and calc.OUTCOMES[row[OUTCOME]] == "won"
             assert state[calc.PLAN_LEN] == len(actions)
             assert (state[calc.PLAN : calc.PLAN + len(actions)] == actions).all()
-    assert calc.VERDICT_WON in verdicts
+    assert calc.OUTCOME_WON in verdicts
 
 
 def test_oracle_out_of_budget_marks_the_deal_unknown():
@@ -200,7 +200,7 @@ def test_oracle_out_of_budget_marks_the_deal_unknown():
     for deal in range(30):
         calc.deal_nb(0, deal, 3, state)
         row, _ = play_oracle(state, 5)
-        if state[calc.VERDICT] == calc.VERDICT_UNKNOWN and row[0] == 0:
+        if state[calc.VERDICT] == calc.OUTCOME_UNKNOWN and row[0] == 0:
             assert calc.OUTCOMES[row[OUTCOME]] == "unknown"
             return
     pytest.fail("five positions of search settled thirty deals with three wastes")
@@ -247,7 +247,7 @@ def test_C5_oracle_proves_a_hand_built_position_lost():
     )
     assert not winnable_by_brute_force(state)
     row, _ = play_oracle(state, 100000)
-    assert state[calc.VERDICT] == calc.VERDICT_LOST
+    assert state[calc.VERDICT] == calc.OUTCOME_LOST
     assert calc.OUTCOMES[row[OUTCOME]] == "lost"
 
 
@@ -324,12 +324,12 @@ def test_C4_C5_C6_C7_verdicts_match_exhaustive_search_on_short_deals():
     # and short deals with cards already piled: the solver, with every pruning on,
     # must win exactly those an exhaustive search wins, and prove the others lost.
     stream = rng.new_stream(8, 0, 9)
-    counts = {calc_oracle.WON: 0, calc_oracle.LOST: 0}
+    counts = {calc.OUTCOME_WON: 0, calc.OUTCOME_LOST: 0}
     for i in range(60):
         state = random_short_deal(stream, 10 + i % 4, 1 + i % 2, n_piled=3 * (i % 3))
         found, line = verdict(state)
         expected = winnable_by_memo_search(state)
-        assert found == (calc_oracle.WON if expected else calc_oracle.LOST)
+        assert found == (calc.OUTCOME_WON if expected else calc.OUTCOME_LOST)
         assert not expected or plays_to_a_win(state, line)
         counts[found] += 1
     assert min(counts.values()) >= 10

@@ -81,7 +81,7 @@ def test_solver_wins_a_hand_built_deal_and_its_line_is_legal():
         [r + s for r in "23456789TJQK" for s in "CDHS"] + ["JK", "JK"]
     )
     verdict, line = solve(state)
-    assert verdict == jokers.VERDICT_WON
+    assert verdict == jokers.OUTCOME_WON
     replay = position(WON_DEAL)
     play(replay, *line)
     assert jokers.score_nb(replay) == 52
@@ -121,7 +121,7 @@ def test_solver_proves_a_hand_built_position_lost_as_an_exhaustive_check_agrees(
     state = position(LOST_POSITION, foundations="A A A K")
     assert len(legal_notation(state)) >= 3
     verdict, _ = solve(state)
-    assert verdict == jokers.VERDICT_LOST
+    assert verdict == jokers.OUTCOME_LOST
     assert jokers.nodes_nb(state) > 1
     assert not referee_can_win(LOST_POSITION, (1, 1, 1, 13), 0)
 
@@ -129,7 +129,7 @@ def test_solver_proves_a_hand_built_position_lost_as_an_exhaustive_check_agrees(
 def test_solver_says_unknown_and_resigns_when_the_budget_runs_out():
     state = position(WON_DEAL)
     verdict, line = solve(state, nodes=3)
-    assert verdict == jokers.VERDICT_UNKNOWN and line == []
+    assert verdict == jokers.OUTCOME_UNKNOWN and line == []
     assert jokers.nodes_nb(state) == 3
 
 

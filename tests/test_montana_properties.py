@@ -67,13 +67,13 @@ def test_cards_gaps_and_runs_stay_consistent_after_every_move(name):
     rows = np.zeros((15, len(montana.COLUMNS)), np.int32)
     play_chunk_python(montana, watching, 7, 0, rules, params, rows, np.zeros((15, 0), np.int16))
     assert len(seen) > 15 * 30
-    assert (rows[:, column("outcome")] != montana.CAPPED).all()
+    assert (rows[:, column("outcome")] != montana.OUTCOME_CAPPED).all()
 
 
 @pytest.mark.parametrize("name", ["random", "first", "greedy"])
 def test_built_in_heuristics_are_never_capped(name):
     rows, _ = play_deals(POLICIES[name], seed=31, n=20000, log_width=0)
-    assert (rows[:, column("outcome")] != montana.CAPPED).all()
+    assert (rows[:, column("outcome")] != montana.OUTCOME_CAPPED).all()
     # a deal takes a few hundred moves at most, far below the cap
     assert rows[:, column("moves")].max() < 1000
 

@@ -15,7 +15,7 @@ from montana_helpers import (
 
 from sim.engine import montana, rng
 from sim.engine.cards import parse_card
-from sim.engine.montana import CAPPED, LOST, PLAYING, WON
+from sim.engine.montana import OUTCOME_CAPPED, OUTCOME_LOST, OUTCOME_WON, PLAYING
 
 #        c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 c11 c12 c13
 # r1     .. 3H 4H 5H KC .. 7D 8D 9D TD JD  QD  KD
@@ -216,8 +216,8 @@ def test_M5_a_played_redeal_is_the_redeal_of_the_stuck_grid_for_seed_deal_and_k(
 def test_M5_a_redeal_only_when_stuck_and_no_third_one():
     stuck = position(*GRID_STUCK, used=1)
     assert montana.end_of_play_nb(stuck, 5000) == PLAYING  # stuck, a redeal remains
-    assert montana.end_of_play_nb(position(*GRID_STUCK, used=2), 5000) == LOST
-    assert montana.end_of_play_nb(position(*GRID_STUCK, redeals=0), 5000) == LOST
+    assert montana.end_of_play_nb(position(*GRID_STUCK, used=2), 5000) == OUTCOME_LOST
+    assert montana.end_of_play_nb(position(*GRID_STUCK, redeals=0), 5000) == OUTCOME_LOST
 
 
 def test_M5_play_redeals_at_most_twice_then_the_deal_is_over():
@@ -225,7 +225,7 @@ def test_M5_play_redeals_at_most_twice_then_the_deal_is_over():
     for row, log in zip(rows, logs, strict=True):
         redeals = int((log == montana.REDEAL_ACTION).sum())
         assert redeals == row[column("redeals")] <= 2
-        assert row[column("outcome")] == WON or redeals == 2
+        assert row[column("outcome")] == OUTCOME_WON or redeals == 2
 
 
 @pytest.mark.parametrize("redeals", [0, 1, 5])
@@ -240,7 +240,7 @@ def test_M6_won_when_every_row_is_one_suit_two_to_king_and_a_gap_last():
     state = position(*GRID_WON)
     assert legal_notation(state) == []
     assert montana.score_nb(state) == 48
-    assert montana.end_of_play_nb(state, 5000) == WON  # redeals remain: still a win
+    assert montana.end_of_play_nb(state, 5000) == OUTCOME_WON  # redeals remain: still a win
 
 
 def test_M6_score_counts_only_runs_from_a_two_in_column_one():
@@ -254,20 +254,20 @@ def test_M6_score_counts_only_runs_from_a_two_in_column_one():
     assert montana.score_nb(state) == 36
     play(state, "2H>r2c1")
     assert montana.score_nb(state) == 48 and legal_notation(state) == []
-    assert montana.end_of_play_nb(state, 5000) == WON
+    assert montana.end_of_play_nb(state, 5000) == OUTCOME_WON
 
 
 def test_M6_outcome_and_score_columns_of_a_played_deal():
     rows, _ = play_deals(POLICIES["greedy"], seed=4, n=2000)
     won, score = rows[:, column("won")], rows[:, column("score")]
     assert np.array_equal(won == 1, score == 48)
-    assert np.array_equal(won == 1, rows[:, column("outcome")] == WON)
+    assert np.array_equal(won == 1, rows[:, column("outcome")] == OUTCOME_WON)
     assert score.min() >= 0 and score.max() <= 48
 
 
 def test_M7_the_cap_ends_a_deal_as_capped_never_won():
     rows, logs = play_deals(POLICIES["first"], seed=2, n=50, max_moves=5)
-    assert (rows[:, column("outcome")] == CAPPED).all()
+    assert (rows[:, column("outcome")] == OUTCOME_CAPPED).all()
     assert (rows[:, column("moves")] == 5).all() and (rows[:, column("won")] == 0).all()
 
 
@@ -280,10 +280,10 @@ def test_M7_the_cap_counts_card_moves_across_redeals():
         cap = first_redeal + 3
         rows, capped_logs = play_deals(policy, seed=2, n=deal + 1, max_moves=cap)
         row = rows[deal]
-        assert row[column("outcome")] == CAPPED and row[column("moves")] == cap
+        assert row[column("outcome")] == OUTCOME_CAPPED and row[column("moves")] == cap
         assert row[column("redeals")] == 1
         assert list(capped_logs[deal][: cap + 1]) == log[: cap + 1]
-    assert (free[:, column("outcome")] != CAPPED).all()
+    assert (free[:, column("outcome")] != OUTCOME_CAPPED).all()
 
 
 def test_move_notation_and_grid_notation():

@@ -22,7 +22,6 @@ from sim.engine.referee.montana import check
 from sim.policies import montana_solver as solver
 
 LOG_END = np.iinfo(np.int16).min
-WON, LOST, UNKNOWN = solver.SOLVED_WON, solver.SOLVED_LOST, solver.SOLVED_UNKNOWN
 
 
 # --- an exhaustive search in plain Python, written from the rule book alone ---------
@@ -137,7 +136,7 @@ def test_verdicts_match_an_exhaustive_search_on_small_variants(free_ranks, free_
     # where a safe kept-run extension was played alone), and a lost phase's line
     # leads to the best stuck position there is.
     rng = random.Random(1000 * free_ranks + free_low)
-    verdicts = {WON: 0, LOST: 0}
+    verdicts = {montana.OUTCOME_WON: 0, montana.OUTCOME_LOST: 0}
     checked = 0
     while checked < 30:
         grid = small_variant(rng, free_ranks, free_low)
@@ -148,14 +147,14 @@ def test_verdicts_match_an_exhaustive_search_on_small_variants(free_ranks, free_
         won, best, reachable = truth
         verdict, nodes, line = solve(grid)
         verdicts[verdict] += 1
-        assert verdict == (WON if won else LOST), grid
+        assert verdict == (montana.OUTCOME_WON if won else montana.OUTCOME_LOST), grid
         end = replay(grid, line)
         if won:
             assert rule_score(end) == 48 and not rule_moves(end)
         else:
             assert nodes <= reachable
             assert not rule_moves(end) and rule_score(end) == best
-    assert verdicts[WON] > 0 and verdicts[LOST] > 0
+    assert verdicts[montana.OUTCOME_WON] > 0 and verdicts[montana.OUTCOME_LOST] > 0
 
 
 def test_a_budget_too_small_gives_unknown_never_lost():
@@ -166,8 +165,8 @@ def test_a_budget_too_small_gives_unknown_never_lost():
         if truth is None or truth[2] < 50:
             continue
         verdict, nodes, _ = solve(grid, budget=10)
-        assert verdict in (WON, UNKNOWN) and nodes <= 10
-        if verdict == UNKNOWN:
+        assert verdict in (montana.OUTCOME_WON, montana.OUTCOME_UNKNOWN) and nodes <= 10
+        if verdict == montana.OUTCOME_UNKNOWN:
             return
     raise AssertionError("no deal needed more than 10 positions")
 
@@ -189,7 +188,7 @@ def test_M6_a_nearly_won_grid_is_won_by_the_line_found():
         redeals=0,
     )
     verdict, _, line = solve(list(state[: montana.CELLS]))
-    assert verdict == WON
+    assert verdict == montana.OUTCOME_WON
     end = replay(list(state[: montana.CELLS]), line)
     assert rule_score(end) == 48
 
@@ -208,7 +207,7 @@ def test_M4_M6_a_grid_whose_gaps_die_behind_kings_is_lost():
         redeals=0,
     )
     verdict, nodes, line = solve(list(state[: montana.CELLS]))
-    assert (verdict, nodes, len(line)) == (LOST, 2, 1)
+    assert (verdict, nodes, len(line)) == (montana.OUTCOME_LOST, 2, 1)
     assert montana.action_notation(int(line[0])) == "QS>r4c11"
 
 
@@ -227,7 +226,7 @@ def test_M3_the_win_may_need_a_two_to_leave_one_column_one_for_another():
         redeals=0,
     )[: montana.CELLS].tolist()
     verdict, _, line = solve(grid)
-    assert verdict == WON
+    assert verdict == montana.OUTCOME_WON
     notation = [montana.action_notation(int(a)) for a in line]
     assert notation == ["2H>r4c1", "2S>r1c1"]
 
@@ -246,19 +245,19 @@ def lost_is_never_contradicted(deals, solver_params):
     for name, params in (("search", ("nodes=20000",)), ("greedy", ()), ("random", ())):
         rows, _ = rows_and_logs(name, 99, deals, 0, params)
         won = rows[:, column("won")] == 1
-        assert not (won & (outcome == montana.LOST)).any(), name
+        assert not (won & (outcome == montana.OUTCOME_LOST)).any(), name
     return outcome
 
 
 def test_solver_lost_is_never_contradicted_by_another_policy_winning():
     outcome = lost_is_never_contradicted(120, ("nodes=200000",))
-    assert (outcome == montana.LOST).any() and (outcome == montana.WON).any()
+    assert (outcome == montana.OUTCOME_LOST).any() and (outcome == montana.OUTCOME_WON).any()
 
 
 @pytest.mark.slow
 def test_solver_lost_is_never_contradicted_on_three_hundred_deals():
     outcome = lost_is_never_contradicted(300, ())
-    assert (outcome == montana.LOST).sum() >= 5
+    assert (outcome == montana.OUTCOME_LOST).sum() >= 5
 
 
 def test_solver_logs_pass_the_referee_and_unknown_is_a_stuck_grid():
@@ -277,9 +276,9 @@ def test_solver_logs_pass_the_referee_and_unknown_is_a_stuck_grid():
 def test_a_won_verdict_is_a_won_row_and_lost_rows_end_stuck_at_their_best():
     rows, _ = rows_and_logs("solver", 7, 30, 0, ("nodes=50000",))
     outcome = rows[:, column("outcome")]
-    assert set(outcome) <= {montana.WON, montana.LOST, montana.UNKNOWN}
-    assert (rows[:, column("won")] == (outcome == montana.WON)).all()
-    assert (rows[outcome == montana.WON, column("score")] == 48).all()
+    assert set(outcome) <= {montana.OUTCOME_WON, montana.OUTCOME_LOST, montana.OUTCOME_UNKNOWN}
+    assert (rows[:, column("won")] == (outcome == montana.OUTCOME_WON)).all()
+    assert (rows[outcome == montana.OUTCOME_WON, column("score")] == 48).all()
 
 
 def sim(*args):
