@@ -16,7 +16,7 @@ from sim.engine.calc import (
     rank_nb,
     waste_top_nb,
 )
-from sim.policies.registry import Param, policy
+from sim.policies.registry import Param, param_slots, policy
 
 NEVER = 99
 # Multiplicative inverses mod 13 of the foundation steps 1..4: turn a rank distance
@@ -167,14 +167,14 @@ def _foundation_choice_nb(state, legal, n_legal):
     return best
 
 
-@policy(
-    "calc",
-    name="planner",
-    params=[
-        Param("depth_weight", float, 1.0, "cost of burying under a tall pile", 0, 100),
-        Param("king_pile", int, 1, "1: keep the last waste pile for kings", 0, 1),
-    ],
+PLANNER_PARAMS = (
+    Param("depth_weight", float, 1.0, "cost of burying under a tall pile", 0, 100),
+    Param("king_pile", int, 1, "1: keep the last waste pile for kings", 0, 1),
 )
+DEPTH_WEIGHT, KING_PILE = param_slots(PLANNER_PARAMS, "depth_weight", "king_pile")
+
+
+@policy("calc", name="planner", params=PLANNER_PARAMS)
 @njit(POLICY_SIG, cache=True)
 def planner(state, legal, n_legal, params, stream):
     """The strategy guides' play: piles in reverse order of need, a pile for kings.
@@ -192,10 +192,12 @@ def planner(state, legal, n_legal, params, stream):
         return found
     card_rank = rank_nb(state[STOCK + state[POS]])
     card_soon = steps_until_needed_nb(state, card_rank)
-    king_pile = state[NWASTE] - 1 if params[1] > 0 and state[NWASTE] > 1 else -1
+    king_pile = state[NWASTE] - 1 if params[KING_PILE] > 0 and state[NWASTE] > 1 else -1
     best, best_cost = 0, 1e18
     for w in range(state[NWASTE]):
-        cost = _placement_cost_nb(state, w, card_soon, card_rank == 13, king_pile, params[0])
+        cost = _placement_cost_nb(
+            state, w, card_soon, card_rank == 13, king_pile, params[DEPTH_WEIGHT]
+        )
         if cost < best_cost:
             best, best_cost = w, cost
     return index_of_nb(legal, n_legal, ACT_TO_WASTE + best)

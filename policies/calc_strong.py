@@ -6,18 +6,20 @@ from numba import njit
 
 from sim.engine.calc import POLICY_SIG
 from sim.policies import calc_oracle
-from sim.policies.registry import Param, policy
+from sim.policies.registry import Param, param_slots, policy
 
-
-@policy(
-    "calc",
-    name="mc",
-    params=[
-        Param("samples", int, 256, "most random stock orders per decision", 1, 1e6),
-        Param("confidence", float, 2.0, "standard errors that drop a trailing action", 0, 100),
-        Param("score_weight", float, 0.5, "value of a full score (cubed) next to a win", 0, 100),
-    ],
+MC_PARAMS = (
+    Param("samples", int, 256, "most random stock orders per decision", 1, 1e6),
+    Param("confidence", float, 2.0, "standard errors that drop a trailing action", 0, 100),
+    Param("score_weight", float, 0.5, "value of a full score (cubed) next to a win", 0, 100),
 )
+SAMPLES, CONFIDENCE, SCORE_WEIGHT = param_slots(MC_PARAMS, "samples", "confidence", "score_weight")
+
+ORACLE_PARAMS = (Param("nodes", int, 100000, "positions the search may expand", 1, 1e9),)
+(NODES,) = param_slots(ORACLE_PARAMS, "nodes")
+
+
+@policy("calc", name="mc", params=MC_PARAMS)
 @njit(POLICY_SIG, cache=True)
 def mc(state, legal, n_legal, params, stream):
     """Monte Carlo search over the unseen cards: try each action on sampled stocks.
@@ -34,7 +36,13 @@ def mc(state, legal, n_legal, params, stream):
     exact solver decides.
     """
     return calc_oracle.monte_carlo_choice_nb(
-        state, legal, n_legal, np.int64(params[0]), params[2], params[1], stream
+        state,
+        legal,
+        n_legal,
+        np.int64(params[SAMPLES]),
+        params[SCORE_WEIGHT],
+        params[CONFIDENCE],
+        stream,
     )
 
 
@@ -55,11 +63,7 @@ def rollout(state, legal, n_legal, params, stream):
     return calc_oracle.rollout_choice_nb(state, legal, n_legal)
 
 
-@policy(
-    "calc",
-    name="oracle",
-    params=[Param("nodes", int, 100000, "positions the search may expand", 1, 1e9)],
-)
+@policy("calc", name="oracle", params=ORACLE_PARAMS)
 @njit(POLICY_SIG, cache=True)
 def oracle(state, legal, n_legal, params, stream):
     """It cheats: told the whole stock order, it searches for a line that wins.
@@ -79,4 +83,4 @@ def oracle(state, legal, n_legal, params, stream):
     result's outcome column says so) and plays the action with the best playout at
     each turn.
     """
-    return calc_oracle.oracle_choice_nb(state, legal, n_legal, np.int64(params[0]))
+    return calc_oracle.oracle_choice_nb(state, legal, n_legal, np.int64(params[NODES]))

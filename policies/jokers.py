@@ -40,7 +40,7 @@ from sim.engine.jokers import (
     split_set_nb,
     top_card_nb,
 )
-from sim.policies.registry import Param, policy
+from sim.policies.registry import Param, param_slots, policy
 
 NOWHERE = 99  # depth of a needed card in a column that holds none
 DEFAULT_NODES = 1_000_000
@@ -79,12 +79,13 @@ def first_foundation_move_nb(legal, n_legal):
     return -1
 
 
-@policy(
-    "jokers",
-    params=[
-        Param("patience", int, 200, "resign after this many moves without a foundation move", 1)
-    ],
+RANDOM_PARAMS = (
+    Param("patience", int, 200, "resign after this many moves without a foundation move", 1),
 )
+(RANDOM_PATIENCE,) = param_slots(RANDOM_PARAMS, "patience")
+
+
+@policy("jokers", params=RANDOM_PARAMS)
 @njit(POLICY_SIG, cache=True)
 def random(state, legal, n_legal, params, stream):
     """Uniform among the legal moves, resigning when it stops making progress.
@@ -93,7 +94,7 @@ def random(state, legal, n_legal, params, stream):
     back and forth, so the deal would often run to the move cap. Instead the policy
     resigns once `patience` moves in a row have put nothing on a foundation.
     """
-    if state[STALL] >= params[0]:
+    if state[STALL] >= params[RANDOM_PATIENCE]:
         return -1
     return rng.below_nb(stream, n_legal)
 
@@ -141,12 +142,13 @@ def greedy_key_nb(state, action, needed, spare):
     return 5 * NOWHERE + min(depth, NOWHERE) + jokers
 
 
-@policy(
-    "jokers",
-    params=[
-        Param("patience", int, 40, "resign after this many moves without a foundation move", 1)
-    ],
+GREEDY_PARAMS = (
+    Param("patience", int, 40, "resign after this many moves without a foundation move", 1),
 )
+(GREEDY_PATIENCE,) = param_slots(GREEDY_PARAMS, "patience")
+
+
+@policy("jokers", params=GREEDY_PARAMS)
 @njit(POLICY_SIG, cache=True)
 def greedy(state, legal, n_legal, params, stream):
     """Foundation moves first, then builds that dig out the cards the foundations want.
@@ -162,7 +164,7 @@ def greedy(state, legal, n_legal, params, stream):
     of all, to uncover a new card. With no such move, or after `patience` moves
     without a foundation move, it resigns.
     """
-    if state[STALL] >= params[0]:
+    if state[STALL] >= params[GREEDY_PATIENCE]:
         return -1
     found = first_foundation_move_nb(legal, n_legal)
     if found >= 0:
@@ -490,10 +492,13 @@ def index_of_nb(legal, n_legal, action):
     return -1
 
 
-@policy(
-    "jokers",
-    params=[Param("nodes", int, DEFAULT_NODES, "positions searched before giving up", 1, 10**9)],
+SOLVER_PARAMS = (
+    Param("nodes", int, DEFAULT_NODES, "positions searched before giving up", 1, 10**9),
 )
+(NODES,) = param_slots(SOLVER_PARAMS, "nodes")
+
+
+@policy("jokers", params=SOLVER_PARAMS)
 @njit(POLICY_SIG, cache=True)
 def solver(state, legal, n_legal, params, stream):
     """Exact search: all cards are face up, so a deal can be decided before playing it.
@@ -512,7 +517,7 @@ def solver(state, legal, n_legal, params, stream):
     at once.
     """
     if state[VERDICT] == VERDICT_PENDING:
-        solve_into_state_nb(state, np.int64(params[0]), stream)
+        solve_into_state_nb(state, np.int64(params[NODES]), stream)
     step = state[PLAN_POS]
     if step >= state[PLAN_LEN]:
         return -1

@@ -36,7 +36,7 @@ from sim.engine.montana import (
     move_card_nb,
     score_nb,
 )
-from sim.policies.registry import Param, policy
+from sim.policies.registry import Param, param_slots, policy
 
 NEVER = -1_000_000  # the value of a move a policy must not make
 
@@ -380,12 +380,11 @@ def _planned_index_nb(state, legal, n_legal):
     return -1
 
 
-@policy(
-    "montana",
-    params=[
-        Param("nodes", int, 50000, "positions one search may explore", 1, 5_000_000),
-    ],
-)
+SEARCH_PARAMS = (Param("nodes", int, 50000, "positions one search may explore", 1, 5_000_000),)
+(NODES,) = param_slots(SEARCH_PARAMS, "nodes")
+
+
+@policy("montana", params=SEARCH_PARAMS)
 @njit(POLICY_SIG, cache=True)
 def search(state, legal, n_legal, params, stream):
     """Looks ahead: a limited-discrepancy search of the open grid picks the line.
@@ -406,7 +405,7 @@ def search(state, legal, n_legal, params, stream):
     planned = _planned_index_nb(state, legal, n_legal)
     if planned >= 0:
         return planned
-    search_plan_nb(state, max(1, np.int64(params[0])))
+    search_plan_nb(state, max(1, np.int64(params[NODES])))
     planned = _planned_index_nb(state, legal, n_legal)
     if planned >= 0:
         return planned

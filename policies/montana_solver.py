@@ -63,7 +63,7 @@ from sim.policies.montana import (
     search_plan_nb,
     two_value_nb,
 )
-from sim.policies.registry import Param, policy
+from sim.policies.registry import Param, param_slots, policy
 
 # The table of seen positions: open addressing on the 64-bit key (0 = empty slot),
 # from 2**TABLE_MIN_BITS slots, doubled when half full, up to 2**TABLE_MAX_BITS
@@ -356,13 +356,14 @@ def plan_phase_nb(state, budget, keep):
     return nodes
 
 
-@policy(
-    "montana",
-    params=[
-        Param("nodes", int, 1_000_000, "positions one search may explore", 1, 100_000_000),
-        Param("keep", int, KEEP_SCORE, "stuck grid to aim for: 0 score, 1 runs, 2 first", 0, 2),
-    ],
+SOLVER_PARAMS = (
+    Param("nodes", int, 1_000_000, "positions one search may explore", 1, 100_000_000),
+    Param("keep", int, KEEP_SCORE, "stuck grid to aim for: 0 score, 1 runs, 2 first", 0, 2),
 )
+NODES, KEEP = param_slots(SOLVER_PARAMS, "nodes", "keep")
+
+
+@policy("montana", params=SOLVER_PARAMS)
 @njit(POLICY_SIG, cache=True)
 def solver(state, legal, n_legal, params, stream):
     """Decides each phase exactly, within a budget: wins when a line wins, else plays
@@ -382,7 +383,7 @@ def solver(state, legal, n_legal, params, stream):
     planned = _planned_index_nb(state, legal, n_legal)
     if planned >= 0:
         return planned
-    plan_phase_nb(state, max(1, np.int64(params[0])), np.int64(params[1]))
+    plan_phase_nb(state, max(1, np.int64(params[NODES])), np.int64(params[KEEP]))
     planned = _planned_index_nb(state, legal, n_legal)
     if planned >= 0:
         return planned

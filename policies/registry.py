@@ -57,6 +57,18 @@ class Param:
         return f"{self.name}={self.default:g} ({self.type.__name__}) {self.help}".rstrip()
 
 
+def param_slots(params, *names):
+    """The index of each named parameter in the declared list `params`, in the order
+    named: where a compiled policy finds it in its parameter vector. Policy modules keep
+    these as module constants (numba freezes them), so the code reads params[SAMPLES],
+    never a bare index. PolicyError if a name is not declared."""
+    declared = [p.name for p in params]
+    for name in names:
+        if name not in declared:
+            raise PolicyError(f"no parameter {name!r} is declared (declared: {declared})")
+    return tuple(declared.index(name) for name in names)
+
+
 def _parse_float(text):
     """A finite float: nan and inf would reach a policy and the run's JSON description."""
     number = float(text)
