@@ -155,13 +155,6 @@ def main():
 
 _RUN_OPTIONS = (
     click.option(
-        "--policy",
-        "-p",
-        default="greedy",
-        show_default=True,
-        help="Policy name, or module:attribute.",
-    ),
-    click.option(
         "-n",
         "--deals",
         "n",

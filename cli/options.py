@@ -44,7 +44,8 @@ def check_deal_range(start, n):
 
 
 def game_command(group, game, callback, doc, common_options):
-    """Add to group a command named for game: its rule options, then common_options."""
+    """Add to group a command named for game: --policy (the game's default), its rule
+    options, then common_options."""
 
     def command(**options):
         callback(game, options)
@@ -62,4 +63,11 @@ def game_command(group, game, callback, doc, common_options):
         )(command)
     for decorator in reversed(common_options):
         command = decorator(command)
+    command = click.option(
+        "--policy",
+        "-p",
+        default=game.default_policy,
+        show_default=True,
+        help="Policy name, MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE.",
+    )(command)
     return group.command(name=game.name)(command)

@@ -21,7 +21,6 @@ def show():
 _SHOW_OPTIONS = (
     click.option("--seed", type=WholeNumber(0), default=0, show_default=True),
     click.option("--deal", type=WholeNumber(0), default=0, show_default=True, help="Deal index."),
-    click.option("--policy", "-p", default="greedy", show_default=True),
     click.option("--param", "params", multiple=True, metavar="K=V"),
     click.option(
         "--layout",

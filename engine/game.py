@@ -63,6 +63,7 @@ class Game:
     draw: str  # "module:function": position -> text
     policy_modules: tuple = ()  # modules whose Policy objects are the game's built-ins
     examples: tuple = ()  # two or three real commands, closing its help page
+    default_policy: str = "greedy"  # what `sim GAME` plays without --policy
     extra_summary: tuple = field(default=())  # (label, column) pairs for the summary
 
     @property

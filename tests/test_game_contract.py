@@ -1,5 +1,7 @@
-"""What every game promises alike: rows independent of workers, the compiled and the
-interpreted paths agreeing, and move logs that the independent referee accepts."""
+"""The game contract, checked for every registered game alike (the built-ins and the
+example game plugged in through its entry point): rows independent of workers, the
+compiled and the interpreted paths agreeing, move logs that the game's independent
+referee accepts, and show and compare working from the Game record alone."""
 
 import json
 import os
@@ -8,33 +10,39 @@ import sys
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
-from conftest import ROOT
+from conftest import ROOT, sim
 
-from sim.cli.main import main
-from sim.engine.games import GAMES
+from sim.engine.games import get_game, registered_games
 
-# A cheap policy of each game, and a few deals it plays in well under a second.
+GAMES = sorted(registered_games())
+# A cheap policy of each built-in game; any other game plays its first policy.
 CHEAP = {"calc": "planner", "montana": "greedy", "jokers": "greedy"}
 
 
-def sim(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+def cheap_policy(game):
+    from sim.policies.registry import builtin_policies
+
+    return CHEAP.get(game) or builtin_policies(game)[0].name
 
 
-@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_example_game_is_registered_through_its_entry_point():
+    assert "pairs" in GAMES
+    assert get_game("pairs").module_name == "sim_pairs.rules"
+
+
+@pytest.mark.parametrize("game", GAMES)
 def test_one_and_two_workers_write_identical_rows(tmp_path, game):
     one, two = tmp_path / "1.parquet", tmp_path / "2.parquet"
-    args = [game, "-p", CHEAP[game], "-n", "6000", "--seed", "77", "--start", "500", "-q"]
+    args = [game, "-p", cheap_policy(game), "-n", "6000", "--seed", "77", "--start", "500", "-q"]
     assert sim(*args, "--workers", "1", "--out", str(one)).exit_code == 0
     assert sim(*args, "--workers", "2", "--out", str(two)).exit_code == 0
     assert pq.read_table(one).equals(pq.read_table(two))
 
 
-@pytest.mark.parametrize("game", sorted(GAMES))
+@pytest.mark.parametrize("game", GAMES)
 def test_every_logged_deal_passes_the_independent_referee(tmp_path, game):
     log = tmp_path / "moves.jsonl"
-    args = [game, "-p", CHEAP[game], "-n", "200", "--seed", "3", "-q"]
+    args = [game, "-p", cheap_policy(game), "-n", "200", "--seed", "3", "-q"]
     assert sim(*args, "--out", str(tmp_path / "r.parquet"), "--log-moves", str(log)).exit_code == 0
     result = sim("replay", str(log))
     assert result.exit_code == 0, result.output
@@ -44,9 +52,9 @@ def test_every_logged_deal_passes_the_independent_referee(tmp_path, game):
 PURE_PYTHON = """
 import json, sys
 import numpy as np
-from sim.engine.games import GAMES
+from sim.engine.games import get_game
 from sim.policies.registry import resolve
-game = GAMES[sys.argv[1]]
+game = get_game(sys.argv[1])
 policy = resolve(game.name, sys.argv[2])
 rows = np.zeros((40, len(game.columns)), np.int32)
 logs = np.zeros((40, 0), np.int16)
@@ -57,12 +65,12 @@ print(json.dumps(rows.tolist()))
 """
 
 
-@pytest.mark.parametrize("game", sorted(GAMES))
+@pytest.mark.parametrize("game", GAMES)
 def test_compiled_and_pure_python_paths_agree(game):
     outputs = []
     for disable in ("0", "1"):
         done = subprocess.run(
-            [sys.executable, "-W", "ignore", "-c", PURE_PYTHON, game, CHEAP[game]],
+            [sys.executable, "-W", "ignore", "-c", PURE_PYTHON, game, cheap_policy(game)],
             env=os.environ | {"NUMBA_DISABLE_JIT": disable},
             cwd=ROOT,
             capture_output=True,
@@ -76,7 +84,7 @@ def test_compiled_and_pure_python_paths_agree(game):
 def builtin_policy_cases():
     from sim.policies.registry import builtin_policies
 
-    return [(g, p.name) for g in sorted(GAMES) for p in builtin_policies(g)]
+    return [(g, p.name) for g in GAMES for p in builtin_policies(g)]
 
 
 @pytest.mark.parametrize("game, name", builtin_policy_cases())
@@ -88,7 +96,7 @@ def test_builtin_policies_never_write_into_the_rules_part_of_the_state(game, nam
     from sim.engine.run.job import guarded, play_deal_python
     from sim.policies.registry import resolve
 
-    spec, policy = GAMES[game], resolve(game, name)
+    spec, policy = get_game(game), resolve(game, name)
     module = spec.module
     watched = guarded(policy.choose, module.POLICY_SCRATCH, compiled=False)
     rules = spec.rules_vector(spec.default_rules())
@@ -98,3 +106,35 @@ def test_builtin_policies_never_write_into_the_rules_part_of_the_state(game, nam
         log = np.zeros(0, np.int16)
         fault = play_deal_python(module, 1, deal, rules, watched, params, state, log)
         assert fault == kernel.FAULT_NONE, f"{name} on deal {deal}"
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_show_draws_every_game_from_its_record(game):
+    result = sim("show", game, "-p", cheap_policy(game), "--deal", 2, "--final", "--no-color")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"{game} · seed 0 · deal 2 · policy {cheap_policy(game)}")
+    assert "\noutcome: " in result.output
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_compare_pairs_two_policies_of_every_game(tmp_path, game):
+    from sim.policies.registry import builtin_policies
+
+    names = [p.name for p in builtin_policies(game)][:2]
+    for name in names:
+        args = [
+            game,
+            "-p",
+            name,
+            "-n",
+            300,
+            "--seed",
+            4,
+            "-q",
+            "--out",
+            tmp_path / f"{name}.parquet",
+        ]
+        assert sim(*args).exit_code == 0
+    result = sim("compare", *(tmp_path / f"{name}.parquet" for name in names))
+    assert result.exit_code == 0, result.output
+    assert all(name in result.output for name in names)
