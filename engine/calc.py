@@ -15,11 +15,19 @@ policy:
     454          MOVES     actions applied so far
     455          LASTFOUND turn (POS) of the last move onto a foundation
     456          MAXHEIGHT highest waste pile so far
-    457          VERDICT   a searching policy's verdict on the deal: VERDICT_PENDING, or
-                           an outcome code (engine.kernel); a deal not won whose
-                           verdict is OUTCOME_UNKNOWN is recorded as `unknown`
-    458          PLAN_LEN  length of a plan a policy stores for itself (0: none)
-    459 .. 554   PLAN      the plan: actions to play, in order
+    ---- POLICY_SCRATCH = 457: from here on, the policy's scratch block ----
+    457 .. 554   SCRATCH_* the policy's own (engine.kernel), laid out below
+
+The scratch block, state[POLICY_SCRATCH:], as the oracle (policies.calc_oracle) uses
+it; dealing sets its verdict to VERDICT_PENDING and its plan length to 0, and the
+result row reads its verdict:
+
+    offset       name              meaning
+    0            SCRATCH_VERDICT   the search's verdict on the deal: VERDICT_PENDING, or
+                                   an outcome code (engine.kernel); a deal not won whose
+                                   verdict is OUTCOME_UNKNOWN is recorded as `unknown`
+    1            SCRATCH_PLAN_LEN  moves of the deal the plan covers (0: no plan)
+    2 .. 97      SCRATCH_PLAN      the plan: the action of move i at SCRATCH_PLAN + i
 
 Cards are codes of engine.cards (rank = code // 4 + 1). The card turned and waiting to
 be placed is always STOCK[POS] (C5): placing it turns the next one.
@@ -64,11 +72,7 @@ BASE = 450
 MOVES = 454
 LASTFOUND = 455
 MAXHEIGHT = 456
-VERDICT = 457
-PLAN_LEN = 458
-PLAN = 459
-STATE_SIZE = 459 + 96
-POLICY_SCRATCH = VERDICT  # from here on a policy may write; the rest only play changes
+POLICY_SCRATCH = 457  # from here on a policy may write; the rest only play changes
 
 STOCK_SIZE = 48
 MAX_WASTES = 8
@@ -77,6 +81,13 @@ ACT_TO_WASTE = 4
 ACT_FROM_WASTE = 12
 N_ACTIONS = 12 + 4 * MAX_WASTES
 MAX_MOVES = 96  # 48 placements and at most 48 waste-to-foundation moves
+
+# The scratch block (drawn above): each slot at its offset from POLICY_SCRATCH.
+SCRATCH_VERDICT = POLICY_SCRATCH + 0
+SCRATCH_PLAN_LEN = POLICY_SCRATCH + 1
+SCRATCH_PLAN = POLICY_SCRATCH + 2
+PLAN_CAP = MAX_MOVES  # a plan holds a whole deal
+STATE_SIZE = SCRATCH_PLAN + PLAN_CAP
 
 # Per-deal result columns, in the order play_chunk_nb writes them.
 COLUMNS = ("won", "score", "moves", "last_foundation_turn", "max_waste_height", "outcome")
@@ -126,8 +137,14 @@ def set_start_nb(state, wastes):
     state[MOVES] = 0
     state[LASTFOUND] = 0
     state[MAXHEIGHT] = 0
-    state[VERDICT] = VERDICT_PENDING
-    state[PLAN_LEN] = 0
+    clear_scratch_nb(state)
+
+
+@njit(cache=True)
+def clear_scratch_nb(state):
+    """A new deal for the policy: no verdict yet, no plan."""
+    state[SCRATCH_VERDICT] = VERDICT_PENDING
+    state[SCRATCH_PLAN_LEN] = 0
 
 
 @njit(cache=True)
@@ -222,7 +239,7 @@ def write_result_nb(state, row):
     if score == 52:
         row[5] = OUTCOME_WON
     else:
-        row[5] = OUTCOME_UNKNOWN if state[VERDICT] == OUTCOME_UNKNOWN else OUTCOME_LOST
+        row[5] = OUTCOME_UNKNOWN if state[SCRATCH_VERDICT] == OUTCOME_UNKNOWN else OUTCOME_LOST
 
 
 @njit(cache=True)

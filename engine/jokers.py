@@ -2,7 +2,7 @@
 
 The whole position is one int16 array. Its first CORE_SIZE entries are the cards
 alone (columns, foundations, reserve): that is all the rules read, and all a search
-needs to copy. The rest is bookkeeping for results, and slots a policy may write.
+needs to copy. Then come bookkeeping for results, and the policy's scratch block.
 
     index          name        meaning
     0 .. 159       COLS        card h (0 = the covered-most) of column c at COLS + 16 * c + h
@@ -15,11 +15,22 @@ needs to copy. The rest is bookkeeping for results, and slots a policy may write
     178            JOKERS_USED jokers placed from the reserve (J7), saturating at 32767
     179            CAP         the move cap of J9, clipped to 32767 (a search's depth bound)
     180            ENDED       how play stopped: 0 no legal move left, 1 resigned, 2 capped
-    181            VERDICT     a solver's verdict: VERDICT_PENDING, or an outcome code
-    182, 183       NODES_LO/HI nodes a solver searched = HI * 32768 + LO
-    184            PLAN_LEN    moves in the solver's plan
-    185            PLAN_POS    plan moves played so far
-    186 .. 2185    PLAN        the solver's line, PLAN_CAP actions
+    ---- POLICY_SCRATCH = 181: from here on, the policy's scratch block ----
+    181 .. 2185    SCRATCH_*   the policy's own (engine.kernel), laid out below
+
+The scratch block, state[POLICY_SCRATCH:], as the solver (policies.jokers) uses it;
+dealing sets its verdict to VERDICT_PENDING and its counts to 0, and the result row
+reads its verdict and node count:
+
+    offset         name                 meaning
+    0              SCRATCH_VERDICT      the solver's verdict: VERDICT_PENDING, or an
+                                        outcome code (engine.kernel); a deal not won
+                                        whose verdict is OUTCOME_UNKNOWN is recorded
+                                        as `unknown`
+    1, 2           SCRATCH_NODES_LO/HI  nodes the solver searched = HI * 32768 + LO
+    3              SCRATCH_PLAN_LEN     moves in the solver's plan
+    4              SCRATCH_PLAN_POS     plan moves played so far
+    5 .. 2004      SCRATCH_PLAN         the solver's line, PLAN_CAP actions
 
 Cards are codes of engine.cards (rank = code // 4 + 1, suit = code % 4); jokers are 52
 and 53 as dealt, and a joker placed from the reserve is written as 52: the two are alike.
@@ -83,15 +94,17 @@ STALL = 177
 JOKERS_USED = 178
 CAP = 179
 ENDED = 180
-VERDICT = 181
-NODES_LO = 182
-NODES_HI = 183
-PLAN_LEN = 184
-PLAN_POS = 185
-PLAN = 186
+POLICY_SCRATCH = 181  # from here on a policy may write; the rest only play changes
+
+# The scratch block (drawn above): each slot at its offset from POLICY_SCRATCH.
+SCRATCH_VERDICT = POLICY_SCRATCH + 0
+SCRATCH_NODES_LO = POLICY_SCRATCH + 1
+SCRATCH_NODES_HI = POLICY_SCRATCH + 2
+SCRATCH_PLAN_LEN = POLICY_SCRATCH + 3
+SCRATCH_PLAN_POS = POLICY_SCRATCH + 4
+SCRATCH_PLAN = POLICY_SCRATCH + 5
 PLAN_CAP = 2000
-STATE_SIZE = PLAN + PLAN_CAP
-POLICY_SCRATCH = VERDICT  # from here on a policy may write; the rest only play changes
+STATE_SIZE = SCRATCH_PLAN + PLAN_CAP
 
 SATURATE = 32767
 LOW_BITS = 32768
@@ -155,7 +168,7 @@ def moves_nb(state):
 
 @njit(cache=True)
 def nodes_nb(state):
-    return split_get_nb(state, NODES_LO, NODES_HI)
+    return split_get_nb(state, SCRATCH_NODES_LO, SCRATCH_NODES_HI)
 
 
 @njit(cache=True)
@@ -185,7 +198,16 @@ def deal_nb(seed, deal, max_moves, state):
     for suit in range(4):
         state[FOUND + suit] = 1
     state[CAP] = min(max_moves, SATURATE)
-    state[VERDICT] = VERDICT_PENDING
+    clear_scratch_nb(state)
+
+
+@njit(cache=True)
+def clear_scratch_nb(state):
+    """A new deal for the policy: no verdict yet, no nodes searched, no plan."""
+    state[SCRATCH_VERDICT] = VERDICT_PENDING
+    split_set_nb(state, SCRATCH_NODES_LO, SCRATCH_NODES_HI, 0)
+    state[SCRATCH_PLAN_LEN] = 0
+    state[SCRATCH_PLAN_POS] = 0
 
 
 @njit(cache=True)
@@ -270,7 +292,7 @@ def apply_action_nb(state, action):
 def outcome_nb(state):
     if score_nb(state) == 52:
         return OUTCOME_WON
-    if state[VERDICT] == OUTCOME_UNKNOWN:
+    if state[SCRATCH_VERDICT] == OUTCOME_UNKNOWN:
         return OUTCOME_UNKNOWN
     if state[ENDED] == ENDED_CAPPED:
         return OUTCOME_CAPPED
@@ -409,7 +431,7 @@ def state_from_layout(layout, rules):
     for suit in range(4):
         state[FOUND + suit] = 1
     state[CAP] = min(rules["max_moves"], SATURATE)
-    state[VERDICT] = VERDICT_PENDING
+    clear_scratch_nb(state)
     return state
 
 

@@ -1,4 +1,17 @@
-"""The compiled signatures every game shares, and the codes its kernels report.
+"""The compiled signatures every game shares, the codes its kernels report, and the
+convention of the policy's scratch block.
+
+The state. A game's whole position is one int16 array of STATE_SIZE entries, in two
+parts. state[:POLICY_SCRATCH] belongs to the rules: only dealing and playing actions
+change it, and a policy that is not built in is stopped if it writes there. The rest,
+state[POLICY_SCRATCH:], is the policy's scratch block: what a search keeps from one
+decision to the next (its verdict, the line it plans to play). The rules touch it in
+two ways only: dealing (and, in Montana, each redeal: a new phase to decide) clears it
+for a new search (clear_scratch_nb: verdict VERDICT_PENDING, no plan), and the result
+row reads the verdict from it (a deal not won whose verdict is OUTCOME_UNKNOWN is
+recorded as `unknown`; Jokers also records the nodes its solver searched). Each rules
+module draws its block in its state table and declares there, as SCRATCH_* constants,
+the slots its built-in searches use.
 
 Outcome codes. A result row's `outcome` is one code, the same for every game: the index
 of its label in engine.outcomes.LABELS (OUTCOME_LOST, OUTCOME_WON, OUTCOME_CAPPED,

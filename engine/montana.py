@@ -20,13 +20,23 @@ The whole position is one int16 array. The grid is 4 rows of 13 cells, cell = 13
     116          OUTCOME     PLAYING while the deal is played, then its outcome code
                              (engine.kernel): OUTCOME_LOST, OUTCOME_WON, OUTCOME_CAPPED
     117 .. 119   SCORE_DEAL  score when the first deal and redeals 1, 2 ended; -1 = not reached
-    120 .. 122   PLAN_*      spare for a policy's plan: the redeal it was made in, the next
-                             step, its length (dealing and redealing set the length to 0)
-    123 .. 1146  PLAN        the planned actions (PLAN_CAP of them)
-    1147         VERDICT     a solver's verdict on the deal phase being played:
-                             VERDICT_PENDING, or an outcome code (engine.kernel); dealing
-                             and redealing reset it. A deal lost while it is
-                             OUTCOME_UNKNOWN is recorded as `unknown`, not `lost`
+    ---- POLICY_SCRATCH = 120: from here on, the policy's scratch block ----
+    120 .. 1147  SCRATCH_*   the policy's own (engine.kernel), laid out below
+
+The scratch block, state[POLICY_SCRATCH:], as the search and solver policies
+(policies.montana, policies.montana_solver) use it; dealing and each redeal (a new
+phase) set its verdict to VERDICT_PENDING and its plan length to 0, and the result
+row reads its verdict:
+
+    offset       name               meaning
+    0            SCRATCH_VERDICT    the solver's verdict on the phase being played:
+                                    VERDICT_PENDING, or an outcome code (engine.kernel);
+                                    a deal lost while it is OUTCOME_UNKNOWN is recorded
+                                    as `unknown`, not `lost`
+    1            SCRATCH_PLAN_LEN   actions in the plan (0: no plan)
+    2            SCRATCH_PLAN_POS   plan actions played so far
+    3            SCRATCH_PLAN_DEAL  the redeal the plan was made in (REDEALS then)
+    4 .. 1027    SCRATCH_PLAN       the planned actions, PLAN_CAP of them
 
 Cards are codes of engine.cards (rank = code // 4 + 1, suit = code % 4), so the card
 after `c` in its suit is `c + 4`; the 2s are codes 4..7, the kings 48..51.
@@ -78,14 +88,16 @@ MOVES_LO = 114
 MOVES_HI = 115
 OUTCOME = 116
 SCORE_DEAL = 117
-PLAN_DEAL = 120
-PLAN_POS = 121
-PLAN_LEN = 122
-PLAN = 123
+POLICY_SCRATCH = 120  # from here on a policy may write; the rest only play changes
+
+# The scratch block (drawn above): each slot at its offset from POLICY_SCRATCH.
+SCRATCH_VERDICT = POLICY_SCRATCH + 0
+SCRATCH_PLAN_LEN = POLICY_SCRATCH + 1
+SCRATCH_PLAN_POS = POLICY_SCRATCH + 2
+SCRATCH_PLAN_DEAL = POLICY_SCRATCH + 3
+SCRATCH_PLAN = POLICY_SCRATCH + 4
 PLAN_CAP = 1024
-VERDICT = PLAN + PLAN_CAP
-STATE_SIZE = VERDICT + 1
-POLICY_SCRATCH = PLAN_DEAL  # from here on a policy may write; the rest only play changes
+STATE_SIZE = SCRATCH_PLAN + PLAN_CAP
 
 MOVES_BASE = 1 << 14
 # 4 gaps; a column-1 gap takes one of the four 2s, any other gap one card: 16 moves at
@@ -270,7 +282,14 @@ def _start_grid_nb(state, redeals):
     state[MAX_REDEALS] = redeals
     state[OUTCOME] = PLAYING
     state[SCORE_DEAL : SCORE_DEAL + SCORED_DEALS] = -1
-    state[VERDICT] = VERDICT_PENDING
+    clear_scratch_nb(state)
+
+
+@njit(cache=True)
+def clear_scratch_nb(state):
+    """A new phase for the policy (a deal, or a redeal): no verdict yet, no plan."""
+    state[SCRATCH_VERDICT] = VERDICT_PENDING
+    state[SCRATCH_PLAN_LEN] = 0
 
 
 @njit(cache=True)
@@ -324,7 +343,8 @@ def _redeal_grid_nb(state, seed, deal, k, stream, gathered):
 
 @njit(cache=True)
 def redeal_nb(state, seed, deal):
-    """The next redeal of this deal (M5): count it and lay it out; drop any plan."""
+    """The next redeal of this deal (M5): count it and lay it out; the policy's verdict
+    and plan start afresh (clear_scratch_nb)."""
     _redeal_nb(state, seed, deal, np.zeros(1, np.uint64), np.empty(CELLS, np.int16))
 
 
@@ -332,8 +352,7 @@ def redeal_nb(state, seed, deal):
 def _redeal_nb(state, seed, deal, stream, gathered):
     state[REDEALS] += 1
     _redeal_grid_nb(state, seed, deal, state[REDEALS], stream, gathered)
-    state[PLAN_LEN] = 0
-    state[VERDICT] = VERDICT_PENDING
+    clear_scratch_nb(state)
 
 
 @njit(cache=True)
@@ -364,7 +383,7 @@ def end_of_play_nb(state, max_moves):
 @njit(cache=True)
 def outcome_nb(state):
     """The recorded outcome: a loss the solver could not prove is OUTCOME_UNKNOWN."""
-    if state[OUTCOME] == OUTCOME_LOST and state[VERDICT] == OUTCOME_UNKNOWN:
+    if state[OUTCOME] == OUTCOME_LOST and state[SCRATCH_VERDICT] == OUTCOME_UNKNOWN:
         return OUTCOME_UNKNOWN
     return state[OUTCOME]
 

@@ -42,13 +42,14 @@ from sim.engine.calc import (
     OUTCOME_UNKNOWN,
     OUTCOME_WON,
     PILE_CAP,
-    PLAN,
-    PLAN_LEN,
+    PLAN_CAP,
     POS,
+    SCRATCH_PLAN,
+    SCRATCH_PLAN_LEN,
+    SCRATCH_VERDICT,
     STATE_SIZE,
     STOCK,
     STOCK_SIZE,
-    VERDICT,
     VERDICT_PENDING,
     WASTE,
     deal_nb,
@@ -56,7 +57,6 @@ from sim.engine.calc import (
 )
 
 MAX_DEPTH = 100  # a game has at most 96 actions
-MAX_PLAN = STATE_SIZE - PLAN  # room for actions in the state's plan
 MAX_BRANCH = 44  # 4 foundations + 8 wastes + 8 waste tops x 4 foundations
 NEVER = 99
 
@@ -1181,19 +1181,20 @@ TABLE_BITS = 18
 def oracle_choice_nb(state, legal, n_legal, budget):
     """Index in legal of the oracle's action.
 
-    At its first decision of a deal it searches, sets the state's VERDICT (won, lost,
-    or unknown when the budget runs out) and, on a win, stores the winning line in
-    PLAN, indexed by move number, so that later decisions only read it. Without a
-    plan it plays the action whose playout on the true stock order scores best.
+    At its first decision of a deal it searches, sets the verdict in the state's
+    scratch block (won, lost, or unknown when the budget runs out; engine.calc) and,
+    on a win, stores the winning line as its plan, indexed by move number, so that
+    later decisions only read it. Without a plan it plays the action whose playout on
+    the true stock order scores best.
     """
     board = np.empty(STATE_SIZE, np.int16)
     board_from_state_nb(state, board)
-    if state[VERDICT] == VERDICT_PENDING:
+    if state[SCRATCH_VERDICT] == VERDICT_PENDING:
         _plan_deal_nb(state, board, budget)
     done = state[MOVES]
-    if state[VERDICT] == OUTCOME_WON and done < state[PLAN_LEN]:
+    if state[SCRATCH_VERDICT] == OUTCOME_WON and done < state[SCRATCH_PLAN_LEN]:
         for i in range(n_legal):
-            if legal[i] == state[PLAN + done]:
+            if legal[i] == state[SCRATCH_PLAN + done]:
                 return i
     moves = np.empty(MAX_BRANCH, np.int16)
     trial = np.empty(STATE_SIZE, np.int16)
@@ -1209,12 +1210,12 @@ def _plan_deal_nb(state, board, budget):
     keys, stamps = new_table_nb(TABLE_BITS)
     winning = np.empty(MAX_DEPTH, np.int16)
     found, _, length = oracle_search_nb(board, budget, keys, stamps, 1, winning)
-    state[VERDICT] = found
+    state[SCRATCH_VERDICT] = found
     if found == OUTCOME_WON:
         done = state[MOVES]
-        length = min(length, MAX_PLAN - done)
-        state[PLAN + done : PLAN + done + length] = winning[:length]
-        state[PLAN_LEN] = done + length
+        length = min(length, PLAN_CAP - done)
+        state[SCRATCH_PLAN + done : SCRATCH_PLAN + done + length] = winning[:length]
+        state[SCRATCH_PLAN_LEN] = done + length
 
 
 @njit(cache=True)

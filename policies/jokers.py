@@ -17,19 +17,19 @@ from sim.engine.jokers import (
     MAX_HEIGHT,
     N_ACTIONS,
     N_COLUMNS,
-    NODES_HI,
-    NODES_LO,
     OUTCOME_LOST,
     OUTCOME_UNKNOWN,
     OUTCOME_WON,
-    PLAN,
     PLAN_CAP,
-    PLAN_LEN,
-    PLAN_POS,
     POLICY_SIG,
     RESERVE,
+    SCRATCH_NODES_HI,
+    SCRATCH_NODES_LO,
+    SCRATCH_PLAN,
+    SCRATCH_PLAN_LEN,
+    SCRATCH_PLAN_POS,
+    SCRATCH_VERDICT,
     STALL,
-    VERDICT,
     VERDICT_PENDING,
     is_red_nb,
     legal_actions_nb,
@@ -439,7 +439,7 @@ def solve_into_state_nb(state, budget, stream):
     that searched everything is one, whatever its order) or the end of the budget.
     """
     max_depth = max(0, min(PLAN_CAP, state[CAP] - moves_nb(state)))
-    plan = state[PLAN : PLAN + PLAN_CAP]
+    plan = state[SCRATCH_PLAN : SCRATCH_PLAN + PLAN_CAP]
     spent = 0
     attempt = 0
     best_score = -1
@@ -457,10 +457,10 @@ def solve_into_state_nb(state, budget, stream):
             plan[:length] = line[:length]
         if verdict != OUTCOME_UNKNOWN or nodes < allowed:
             break
-    state[VERDICT] = verdict
-    split_set_nb(state, NODES_LO, NODES_HI, spent)
-    state[PLAN_LEN] = 0 if verdict == OUTCOME_UNKNOWN else length
-    state[PLAN_POS] = 0
+    state[SCRATCH_VERDICT] = verdict
+    split_set_nb(state, SCRATCH_NODES_LO, SCRATCH_NODES_HI, spent)
+    state[SCRATCH_PLAN_LEN] = 0 if verdict == OUTCOME_UNKNOWN else length
+    state[SCRATCH_PLAN_POS] = 0
 
 
 @njit(cache=True)
@@ -516,10 +516,10 @@ def solver(state, legal, n_legal, params, stream):
     positions without either (verdict unknown: neither a win nor a loss) it resigns
     at once.
     """
-    if state[VERDICT] == VERDICT_PENDING:
+    if state[SCRATCH_VERDICT] == VERDICT_PENDING:
         solve_into_state_nb(state, np.int64(params[NODES]), stream)
-    step = state[PLAN_POS]
-    if step >= state[PLAN_LEN]:
+    step = state[SCRATCH_PLAN_POS]
+    if step >= state[SCRATCH_PLAN_LEN]:
         return -1
-    state[PLAN_POS] = step + 1
-    return index_of_nb(legal, n_legal, state[PLAN + step])
+    state[SCRATCH_PLAN_POS] = step + 1
+    return index_of_nb(legal, n_legal, state[SCRATCH_PLAN + step])

@@ -22,14 +22,14 @@ from sim.engine.montana import (
     GRID,
     KING,
     MAX_LEGAL,
-    PLAN,
     PLAN_CAP,
-    PLAN_DEAL,
-    PLAN_LEN,
-    PLAN_POS,
     POLICY_SIG,
     REDEALS,
     RUN,
+    SCRATCH_PLAN,
+    SCRATCH_PLAN_DEAL,
+    SCRATCH_PLAN_LEN,
+    SCRATCH_PLAN_POS,
     WHERE,
     WIN_SCORE,
     legal_actions_nb,
@@ -354,10 +354,10 @@ def search_plan_nb(state, budget):
             depth -= 1
         complete = not limited and nodes < budget
         limit += 1
-    state[PLAN_DEAL] = state[REDEALS]
-    state[PLAN_POS] = 0
-    state[PLAN_LEN] = best_len
-    state[PLAN : PLAN + best_len] = best_path[:best_len]
+    state[SCRATCH_PLAN_DEAL] = state[REDEALS]
+    state[SCRATCH_PLAN_POS] = 0
+    state[SCRATCH_PLAN_LEN] = best_len
+    state[SCRATCH_PLAN : SCRATCH_PLAN + best_len] = best_path[:best_len]
     return complete
 
 
@@ -370,12 +370,15 @@ def _node_value_nb(state, stuck):
 @njit(cache=True)
 def _planned_index_nb(state, legal, n_legal):
     """Index in legal of the plan's next move, or -1 if there is no plan to follow."""
-    if state[PLAN_DEAL] != state[REDEALS] or state[PLAN_POS] >= state[PLAN_LEN]:
+    if (
+        state[SCRATCH_PLAN_DEAL] != state[REDEALS]
+        or state[SCRATCH_PLAN_POS] >= state[SCRATCH_PLAN_LEN]
+    ):
         return -1
-    action = state[PLAN + state[PLAN_POS]]
+    action = state[SCRATCH_PLAN + state[SCRATCH_PLAN_POS]]
     for i in range(n_legal):
         if legal[i] == action:
-            state[PLAN_POS] += 1
+            state[SCRATCH_PLAN_POS] += 1
             return i
     return -1
 

@@ -36,16 +36,16 @@ from sim.engine.montana import (
     OUTCOME_LOST,
     OUTCOME_UNKNOWN,
     OUTCOME_WON,
-    PLAN,
     PLAN_CAP,
-    PLAN_DEAL,
-    PLAN_LEN,
-    PLAN_POS,
     POLICY_SIG,
     REDEALS,
     ROWS,
     RUN,
-    VERDICT,
+    SCRATCH_PLAN,
+    SCRATCH_PLAN_DEAL,
+    SCRATCH_PLAN_LEN,
+    SCRATCH_PLAN_POS,
+    SCRATCH_VERDICT,
     VERDICT_PENDING,
     WHERE,
     WIN_SCORE,
@@ -301,10 +301,10 @@ def lds_line_nb(state, budget, line):
     prove a loss, since it never plays a 2 from one column 1 to another unless that
     lengthens a kept run."""
     trial = state.copy()
-    trial[PLAN_DEAL] = trial[REDEALS]
+    trial[SCRATCH_PLAN_DEAL] = trial[REDEALS]
     search_plan_nb(trial, budget)
-    length = min(trial[PLAN_LEN], line.shape[0])
-    line[:length] = trial[PLAN : PLAN + length]
+    length = min(trial[SCRATCH_PLAN_LEN], line.shape[0])
+    line[:length] = trial[SCRATCH_PLAN : SCRATCH_PLAN + length]
     return length, _end_score_nb(state, line, length)
 
 
@@ -346,13 +346,13 @@ def plan_phase_nb(state, budget, keep):
     The verdict slot keeps the verdict of the phase's first search, the one made
     from the grid as dealt: a later search starts further down a line, so it can
     only add that the phase is won."""
-    line = state[PLAN : PLAN + PLAN_CAP]
+    line = state[SCRATCH_PLAN : SCRATCH_PLAN + PLAN_CAP]
     verdict, nodes, length = decide_nb(state, budget, keep, line)
-    if state[VERDICT] == VERDICT_PENDING or verdict == OUTCOME_WON:
-        state[VERDICT] = verdict
-    state[PLAN_DEAL] = state[REDEALS]
-    state[PLAN_POS] = 0
-    state[PLAN_LEN] = length
+    if state[SCRATCH_VERDICT] == VERDICT_PENDING or verdict == OUTCOME_WON:
+        state[SCRATCH_VERDICT] = verdict
+    state[SCRATCH_PLAN_DEAL] = state[REDEALS]
+    state[SCRATCH_PLAN_POS] = 0
+    state[SCRATCH_PLAN_LEN] = length
     return nodes
 
 

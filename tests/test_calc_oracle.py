@@ -187,11 +187,11 @@ def test_oracle_searches_once_then_plays_the_plan_it_stored():
     for deal in range(8):
         calc.deal_nb(0, deal, 4, state)
         row, actions = play_oracle(state, 20000)
-        verdicts.append(state[calc.VERDICT])
-        if state[calc.VERDICT] == calc.OUTCOME_WON:
+        verdicts.append(state[calc.SCRATCH_VERDICT])
+        if state[calc.SCRATCH_VERDICT] == calc.OUTCOME_WON:
             assert row[0] == 1 and calc.OUTCOMES[row[OUTCOME]] == "won"
-            assert state[calc.PLAN_LEN] == len(actions)
-            assert (state[calc.PLAN : calc.PLAN + len(actions)] == actions).all()
+            assert state[calc.SCRATCH_PLAN_LEN] == len(actions)
+            assert (state[calc.SCRATCH_PLAN : calc.SCRATCH_PLAN + len(actions)] == actions).all()
     assert calc.OUTCOME_WON in verdicts
 
 
@@ -200,7 +200,7 @@ def test_oracle_out_of_budget_marks_the_deal_unknown():
     for deal in range(30):
         calc.deal_nb(0, deal, 3, state)
         row, _ = play_oracle(state, 5)
-        if state[calc.VERDICT] == calc.OUTCOME_UNKNOWN and row[0] == 0:
+        if state[calc.SCRATCH_VERDICT] == calc.OUTCOME_UNKNOWN and row[0] == 0:
             assert calc.OUTCOMES[row[OUTCOME]] == "unknown"
             return
     pytest.fail("five positions of search settled thirty deals with three wastes")
@@ -247,7 +247,7 @@ def test_C5_oracle_proves_a_hand_built_position_lost():
     )
     assert not winnable_by_brute_force(state)
     row, _ = play_oracle(state, 100000)
-    assert state[calc.VERDICT] == calc.OUTCOME_LOST
+    assert state[calc.SCRATCH_VERDICT] == calc.OUTCOME_LOST
     assert calc.OUTCOMES[row[OUTCOME]] == "lost"
 
 

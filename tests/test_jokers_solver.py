@@ -18,8 +18,8 @@ SOLVER = jokers_policies.solver
 
 def solve(state, nodes=100_000):
     jokers_policies.solve_into_state_nb(state, nodes, rng.new_stream(0, 0, rng.STREAM_POLICY))
-    plan = state[jokers.PLAN : jokers.PLAN + state[jokers.PLAN_LEN]]
-    return int(state[jokers.VERDICT]), [jokers.action_notation(int(a)) for a in plan]
+    plan = state[jokers.SCRATCH_PLAN : jokers.SCRATCH_PLAN + state[jokers.SCRATCH_PLAN_LEN]]
+    return int(state[jokers.SCRATCH_VERDICT]), [jokers.action_notation(int(a)) for a in plan]
 
 
 def referee_moves(position_):

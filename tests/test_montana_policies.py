@@ -148,9 +148,9 @@ def test_search_plays_the_line_it_planned():
     legal = np.empty(montana.MAX_LEGAL, np.int16)
     n = montana.legal_actions_nb(state, legal)
     montana.apply_action_nb(state, legal[policy.choose(state, legal, n, vector, stream)])
-    plan_length = int(state[montana.PLAN_LEN])
-    plan = list(state[montana.PLAN : montana.PLAN + plan_length])
-    assert plan_length > 1 and state[montana.PLAN_POS] == 1
+    plan_length = int(state[montana.SCRATCH_PLAN_LEN])
+    plan = list(state[montana.SCRATCH_PLAN : montana.SCRATCH_PLAN + plan_length])
+    assert plan_length > 1 and state[montana.SCRATCH_PLAN_POS] == 1
     for step in range(1, plan_length):
         n = montana.legal_actions_nb(state, legal)
         chosen = legal[policy.choose(state, legal, n, vector, stream)]
@@ -169,7 +169,9 @@ def test_search_plan_on_a_nearly_won_grid_wins():
         ".. 3S 4S 5S 6S 7S 8S 2S TS JS QS KS 9S",
     )
     montana_policies.search_plan_nb(state, 5000)
-    line = list(state[montana.PLAN : montana.PLAN + state[montana.PLAN_LEN]])
+    line = list(
+        state[montana.SCRATCH_PLAN : montana.SCRATCH_PLAN + state[montana.SCRATCH_PLAN_LEN]]
+    )
     for a in line:
         assert montana.is_legal_nb(state, a)
         montana.apply_action_nb(state, a)

@@ -160,7 +160,7 @@ def test_M5_the_redeal_shuffle_depends_on_seed_deal_and_redeal_number_only():
         "7H KC .. 2C 3C 4C 5H 6H 2D 3D 4D 5D 6D",
     )
     other[montana.MOVES_LO] = 321
-    other[montana.PLAN : montana.PLAN + 10] = 77
+    other[montana.SCRATCH_PLAN : montana.SCRATCH_PLAN + 10] = 77
     for state in (first, other):
         montana.redeal_grid_nb(state, 5, 9, 1)
     assert cells(first) == cells(other)
