@@ -109,23 +109,10 @@ def _one_line(error):
 def play(spec, chunks, scheduler, workers):
     """Yield ChunkResults for the chunks (an iterator), in order, computed on the cluster."""
     check_address(scheduler)
-    from distributed import LocalCluster, as_completed
+    from distributed import as_completed
 
     with contextlib.ExitStack() as stack:
-        if scheduler == "local":
-            cluster = stack.enter_context(
-                LocalCluster(
-                    n_workers=workers,
-                    threads_per_worker=1,
-                    dashboard_address=None,
-                    # Its chatter on shutdown (after Ctrl-C) would bury our own message.
-                    silence_logs=logging.CRITICAL,
-                )
-            )
-            address = cluster.scheduler_address
-        else:
-            address = scheduler
-        client = stack.enter_context(connect(address))
+        client = stack.enter_context(connect(_scheduler_address(stack, scheduler, workers)))
         run = uuid.uuid4().hex[:8]
         window = WINDOW_PER_WORKER * max(workers, len(client.scheduler_info()["workers"]))
 
@@ -142,6 +129,24 @@ def play(spec, chunks, scheduler, workers):
             yield from _in_order(completed, chunks, submit, first[0][0])
         finally:
             client.cancel(list(completed.futures))
+
+
+def _scheduler_address(stack, scheduler, workers):
+    """The address to connect to; for `local`, a LocalCluster started on `stack`."""
+    if scheduler != "local":
+        return scheduler
+    from distributed import LocalCluster
+
+    cluster = stack.enter_context(
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            dashboard_address=None,
+            # Its chatter on shutdown (after Ctrl-C) would bury our own message.
+            silence_logs=logging.CRITICAL,
+        )
+    )
+    return cluster.scheduler_address
 
 
 def _in_order(completed, chunks, submit, position):

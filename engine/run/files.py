@@ -40,12 +40,7 @@ def check_output(path, overwrite, what="output", flag="--overwrite"):
     except OSError as error:
         raise OutputError(f"cannot use {path} as {what}: {_reason(error)}") from None
     if info is not None:
-        if stat.S_ISDIR(info.st_mode):
-            raise OutputError(f"{path} is a folder; give a file name for {what}")
-        if not stat.S_ISREG(info.st_mode):
-            raise OutputError(f"{path} exists and is not a regular file; it is never replaced")
-        if not overwrite:
-            raise OutputError(f"{path} exists; use {flag} to replace it")
+        _check_replaceable(path, info, overwrite, what, flag)
     if len(os.fsencode(path.name)) + _TMP_OVERHEAD > _name_max(path.parent):
         raise OutputError(f"file name too long for this file system: {path.name[:40]}...")
     try:
@@ -57,6 +52,16 @@ def check_output(path, overwrite, what="output", flag="--overwrite"):
     if not os.access(path.parent, os.W_OK):
         raise OutputError(f"cannot write to folder {path.parent}")
     return path
+
+
+def _check_replaceable(path, info, overwrite, what, flag):
+    """Refuse to replace what exists at path (its `info`) unless a regular file, overwritten."""
+    if stat.S_ISDIR(info.st_mode):
+        raise OutputError(f"{path} is a folder; give a file name for {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise OutputError(f"{path} exists and is not a regular file; it is never replaced")
+    if not overwrite:
+        raise OutputError(f"{path} exists; use {flag} to replace it")
 
 
 def _name_max(folder):

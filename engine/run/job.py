@@ -1,5 +1,8 @@
 """What a worker plays: a job (game, policy, rules, seed) and chunks of its deals.
 
+A run's workers and `sim show` (engine.run.one_deal) both play through here, so a deal
+is played the same way wherever it is played.
+
 A job travels as a small picklable spec, by name, so a forked worker, a Dask worker and
 the parent all resolve it to the same compiled kernel. Playing a chunk never raises for
 a policy's misbehaviour: the result says how many deals were finished and, if play
@@ -103,28 +106,39 @@ _JOBS = {}  # resolved jobs of this process, by spec
 
 
 def resolve_job(spec):
+    """The Job of a spec, made once per process."""
     key = json.dumps(spec, sort_keys=True)
     if key not in _JOBS:
-        from sim.engine.games import GAMES
-        from sim.policies.registry import builtin_policies, resolve
+        from sim.engine.games import get_game
+        from sim.policies.registry import resolve
 
-        game = GAMES[spec["game"]]
+        game = get_game(spec["game"])
         policy = resolve(game.name, spec["policy"])
-        choose = policy.choose
-        if not any(p is policy for p in builtin_policies(game.name)):
-            choose = guarded(choose, game.module.POLICY_SCRATCH, policy.compiled)
-        _JOBS[key] = Job(
-            game=game,
-            policy=policy,
-            module=game.module,
-            choose=choose,
-            compiled=policy.compiled,
-            seed=spec["seed"],
-            rules=game.rules_vector(spec["rules"]),
-            params=policy.param_vector(spec["params"]),
-            log_width=game.max_log(spec["rules"]) if spec["log"] else 0,
+        _JOBS[key] = make_job(
+            game, policy, spec["seed"], spec["rules"], spec["params"], spec["log"]
         )
     return _JOBS[key]
+
+
+def make_job(game, policy, seed, rules, params, log):
+    """The Job of game and policy: compiled or interpreted as the policy is, and guarded
+    when the policy is not built in. `log`: whether its deals' actions are logged."""
+    from sim.policies.registry import builtin_policies
+
+    choose = policy.choose
+    if not any(p is policy for p in builtin_policies(game.name)):
+        choose = guarded(choose, game.module.POLICY_SCRATCH, policy.compiled)
+    return Job(
+        game=game,
+        policy=policy,
+        module=game.module,
+        choose=choose,
+        compiled=policy.compiled,
+        seed=seed,
+        rules=game.rules_vector(rules),
+        params=policy.param_vector(params),
+        log_width=game.max_log(rules) if log else 0,
+    )
 
 
 def load_kernel(spec):
@@ -136,8 +150,12 @@ def play_chunk(spec, chunk, status=None):
     """The ChunkResult of deals chunk[0] .. chunk[0] + chunk[1] - 1 of the job spec.
 
     `status` (engine.kernel's block) may live in memory shared with a watching parent."""
-    job = resolve_job(spec)
     start, count = chunk
+    return play_job(resolve_job(spec), start, count, status)
+
+
+def play_job(job, start, count, status=None):
+    """The ChunkResult of deals start .. start + count - 1 of job."""
     rows = np.zeros((count, len(job.game.columns)), np.int32)
     logs = np.full((count, job.log_width), LOG_END, np.int16)
     if status is None:
@@ -160,24 +178,39 @@ def play_deals_python(job, start, rows, logs, status):
     state = np.zeros(module.STATE_SIZE, np.int16)
     status[kernel.DONE] = 0
     for i in range(rows.shape[0]):
-        status[kernel.IN_PLAY] = start + i
-        try:
-            code = play_deal_python(
-                module, job.seed, start + i, job.rules, job.choose, job.params, state, logs[i]
-            )
-        except SystemExit as error:
-            return f"called sys.exit({error.code!r})"
-        except KeyboardInterrupt:
-            if not IN_WORKER:  # Ctrl-C in an interactive process is the user's
-                raise
-            return "raised KeyboardInterrupt"  # workers ignore SIGINT: the policy raised it
-        except BaseException as error:
-            return f"raised {_one_line(error)}"
-        if code != kernel.FAULT_NONE:
-            return FAULT_REASONS[code]
+        deal = start + i
+        status[kernel.IN_PLAY] = deal
+        args = (module, job.seed, deal, job.rules, job.choose, job.params, state, logs[i])
+        fault = python_policy_fault(play_deal_python, *args)
+        if fault is not None:
+            return fault
         module.write_result_nb(state, rows[i])
         status[kernel.DONE] = i + 1
     return None
+
+
+def play_from_state(job, deal, state, log):
+    """Play deal of job on from `state` (a laid-out position), interpreted.
+
+    Returns a fault reason or None, as play_deals_python does."""
+    args = (job.module, job.seed, deal, job.rules, job.choose, job.params, state, log)
+    return python_policy_fault(play_out_python, *args)
+
+
+def python_policy_fault(play, *args):
+    """Call play(*args), which plays a deal with an interpreted policy and returns its
+    fault code; the reason the policy made it fail, or None."""
+    try:
+        code = play(*args)
+    except SystemExit as error:
+        return f"called sys.exit({error.code!r})"
+    except KeyboardInterrupt:
+        if not IN_WORKER:  # Ctrl-C in an interactive process is the user's
+            raise
+        return "raised KeyboardInterrupt"  # workers ignore SIGINT: the policy raised it
+    except BaseException as error:
+        return f"raised {_one_line(error)}"
+    return None if code == kernel.FAULT_NONE else FAULT_REASONS[code]
 
 
 def play_chunk_python(module, choose, seed, start, rules, params, rows, logs):
@@ -193,6 +226,11 @@ def play_chunk_python(module, choose, seed, start, rules, params, rows, logs):
 def play_deal_python(module, seed, deal, rules, choose, params, state, log):
     """The interpreted twin of module.play_nb: the compiled rules, a Python policy."""
     module.start_nb(seed, deal, rules, state)
+    return play_out_python(module, seed, deal, rules, choose, params, state, log)
+
+
+def play_out_python(module, seed, deal, rules, choose, params, state, log):
+    """module.play_out_nb run by the interpreter, so that it can call a Python policy."""
     stream = rng.new_stream(seed, deal, rng.STREAM_POLICY)
     play_out = getattr(module.play_out_nb, "py_func", module.play_out_nb)
     return play_out(seed, deal, rules, state, choose, params, stream, log)

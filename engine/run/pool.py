@@ -102,64 +102,104 @@ class _Worker:
 
 def play(spec, planner, workers, should_stop, deal_timeout):
     """Yield ChunkResults in deal order; stop at the first policy fault (yielded last)."""
-    # One 128-byte line per worker: two workers writing one cache line every deal
-    # would slow each other down.
-    shared = mmap.mmap(-1, 128 * workers)
-    status = np.frombuffer(shared, np.int64).reshape(workers, 16)[:, : kernel.STATUS_SIZE]
-    context = multiprocessing.get_context("fork")
-    pool = [_Worker(context, spec, slot, status) for slot in range(workers)]
-    retry = collections.deque()  # chunks of dead workers, played again before new ones
-    attempts = collections.Counter()
-    waiting = {}  # finished chunks held back until every earlier one has arrived
     position = planner.next_start
-    fault_at = None  # the first deal a policy fault stopped, once one is known
+    pool = _Pool(spec, planner, workers, deal_timeout)
     try:
-        for worker in pool:
-            _feed(worker, planner, retry, fault_at)
-        while any(w.tasks for w in pool):
+        pool.feed_all()
+        while pool.busy():
             if should_stop():
                 raise KeyboardInterrupt
-            ready = wait([w.conn for w in pool] + [w.process.sentinel for w in pool], POLL_SECONDS)
-            for i, worker in enumerate(pool):
-                if worker.conn in ready:
-                    result = _receive(worker)
-                    if result is not None:
-                        planner.record(result.done, result.seconds)
-                        waiting[result.start] = result
-                        if result.fault is not None:
-                            fault_at = min(fault_at or result.fault_deal, result.fault_deal)
-                # Death is decided once: a worker that dies after this check is
-                # handled, chunks and all, in the next round.
-                failure, replace = None, False
-                if not worker.process.is_alive():  # whether or not its sentinel woke us
-                    failure, replace = _died(worker, status, retry, attempts), True
-                elif (stuck := _stuck_deal(worker, status, deal_timeout)) is not None:
-                    failure = _stop_at(worker, stuck, retry, _loop_reason(deal_timeout))
-                    replace = True
-                if replace:
-                    pool[i] = worker = _Worker(context, spec, worker.slot, status)
-                if failure is not None:
-                    waiting[failure.start] = failure
-                    fault_at = min(fault_at or failure.start, failure.start)
-                _feed(worker, planner, retry, fault_at)
-            position = yield from release_in_order(waiting, position)
+            ready = pool.wait()
+            for slot in range(workers):
+                pool.tend(slot, ready)
+            position = yield from release_in_order(pool.waiting, position)
             if position is None:
                 return
         if position < planner.end:  # never expected: a run must not end short in silence
             raise WorkerFailure(f"deals from {position} on were lost between the workers")
     finally:
-        for worker in pool:
+        pool.kill_all()
+
+
+class _Pool:
+    """The workers of one run, and what is owed: chunks to play again, results held back."""
+
+    def __init__(self, spec, planner, workers, deal_timeout):
+        self.spec, self.planner, self.deal_timeout = spec, planner, deal_timeout
+        # One 128-byte line per worker: two workers writing one cache line every deal
+        # would slow each other down.
+        self._shared = mmap.mmap(-1, 128 * workers)
+        self.status = np.frombuffer(self._shared, np.int64).reshape(workers, 16)
+        self.status = self.status[:, : kernel.STATUS_SIZE]
+        self.context = multiprocessing.get_context("fork")
+        self.workers = [self._start(slot) for slot in range(workers)]
+        self.retry = collections.deque()  # chunks of dead workers, played before new ones
+        self.attempts = collections.Counter()
+        self.waiting = {}  # finished chunks held back until every earlier one has arrived
+        self.fault_at = None  # the first deal a policy fault stopped, once one is known
+
+    def _start(self, slot):
+        return _Worker(self.context, self.spec, slot, self.status)
+
+    def busy(self):
+        return any(worker.tasks for worker in self.workers)
+
+    def wait(self):
+        """What is ready among the workers' pipes and process sentinels (or nothing, after
+        POLL_SECONDS): never blocked on one worker."""
+        watched = [w.conn for w in self.workers] + [w.process.sentinel for w in self.workers]
+        return wait(watched, POLL_SECONDS)
+
+    def feed_all(self):
+        for worker in self.workers:
+            self._feed(worker)
+
+    def tend(self, slot, ready):
+        """Take the worker's result if one is ready, replace it if it died or hangs, and
+        keep it supplied with chunks."""
+        worker = self.workers[slot]
+        if worker.conn in ready:
+            self._take_result(worker)
+        # Death is decided once: a worker that dies after this check is handled, chunks
+        # and all, in the next round.
+        failure, replace = None, False
+        if not worker.process.is_alive():  # whether or not its sentinel woke us
+            failure, replace = _died(worker, self.status, self.retry, self.attempts), True
+        elif (stuck := _stuck_deal(worker, self.status, self.deal_timeout)) is not None:
+            failure = _stop_at(worker, stuck, self.retry, _loop_reason(self.deal_timeout))
+            replace = True
+        if replace:
+            self.workers[slot] = worker = self._start(slot)
+        if failure is not None:
+            self.waiting[failure.start] = failure
+            self._note_fault(failure.start)
+        self._feed(worker)
+
+    def _take_result(self, worker):
+        result = _receive(worker)
+        if result is not None:
+            self.planner.record(result.done, result.seconds)
+            self.waiting[result.start] = result
+            if result.fault is not None:
+                self._note_fault(result.fault_deal)
+
+    def _note_fault(self, deal):
+        self.fault_at = min(self.fault_at or deal, deal)
+
+    def _feed(self, worker):
+        """Hand the worker chunks up to IN_FLIGHT: those to play again first, then new ones
+        until a fault is known (deals past it would be thrown away)."""
+        while len(worker.tasks) < IN_FLIGHT:
+            chunk = self.retry.popleft() if self.retry else None
+            if chunk is None and self.fault_at is None:
+                chunk = self.planner.next()
+            if chunk is None:
+                return
+            worker.send(chunk)
+
+    def kill_all(self):
+        for worker in self.workers:
             worker.kill()
-
-
-def _feed(worker, planner, retry, fault_at):
-    while len(worker.tasks) < IN_FLIGHT:
-        chunk = retry.popleft() if retry else None
-        if chunk is None and fault_at is None:
-            chunk = planner.next()
-        if chunk is None:
-            return
-        worker.send(chunk)
 
 
 def _receive(worker):
