@@ -21,6 +21,7 @@ A row cut short by the kill is ignored: a row counts once all its bytes are ther
 import json
 import os
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,24 @@ def journal_path(out):
 def log_journal_path(log):
     log = Path(log)
     return log.with_name(f".{log.name}.journal")
+
+
+@dataclass(frozen=True)
+class JournalPaths:
+    """The journals of a run: its rows', and its move log's when it logs moves."""
+
+    rows: Path
+    log: Path | None = None
+
+    @classmethod
+    def beside(cls, out, log=None):
+        """The journals of a run writing the result file `out` and the move log `log`."""
+        return cls(journal_path(out), log_journal_path(log) if log else None)
+
+    def remove(self):
+        for path in (self.rows, self.log):
+            if path is not None:
+                path.unlink(missing_ok=True)
 
 
 class Journal:

@@ -6,7 +6,7 @@ import numpy as np
 
 from sim.engine import rng
 from sim.engine.run.job import LOG_END, play_chunk_python
-from sim.engine.run.runner import outcome_label
+from sim.engine.run.move_log import outcome_label
 
 
 def play_one(game, policy, params, rules, seed, deal, layout=None):

@@ -1,0 +1,81 @@
+"""Finishing a run: its journals, after the rows an earlier run kept, into the final files.
+
+The move log goes first, then the result file: a crash between the two leaves a log that
+is only longer, and the journals are removed last, so salvage can redo it.
+"""
+
+import os
+
+import numpy as np
+
+from sim.engine.run import journal, results
+from sim.engine.run.files import temporary_path
+
+
+def finish(out, log, game, meta, before, journals, wall):
+    """Merge the first `before` rows of `out` (and lines of `log`) with the journals
+    (a JournalPaths) into the final files; returns the deals the result file holds.
+
+    `meta` describes the run; `wall` is the seconds this invocation played."""
+    description, first, rows = journal.read(journals.rows)
+    if log is not None:
+        lines = journal.read_lines(journals.log, rows.shape[0])
+        rows = rows[: len(lines)]  # only deals with their log line: both files agree
+        _write_log(log, before, lines)
+    previous = results.read_meta(out) if before else {}
+    meta = meta | {
+        "sim_version": _version(),
+        "n_done": before + rows.shape[0],
+        "completed": before + rows.shape[0] == description["n"],
+        "wall_time": round(wall + previous.get("wall_time", 0), 3),
+    }
+    _write_results(out, game, description, before, first, rows, meta)
+    journals.remove()
+    return meta["n_done"]
+
+
+def _write_log(log, before, lines):
+    tmp = temporary_path(log)
+    try:
+        with open(tmp, "w", encoding="utf-8") as file:
+            file.writelines(journal.read_lines(log, before))
+            file.writelines(lines)
+        os.replace(tmp, log)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_results(out, game, description, before, first, rows, meta):
+    try:
+        writer = results.ResultWriter(out, game)
+    except BaseException:
+        temporary_path(out).unlink(missing_ok=True)
+        raise
+    try:
+        if before:
+            results.copy_rows(out, writer, limit=before)
+        _write_rows(writer, game, description, first, rows)
+        writer.close(meta)
+    except BaseException:
+        writer.discard()
+        raise
+
+
+def _write_rows(writer, game, description, first, rows):
+    batch = results.ROW_GROUP_ROWS
+    for at in range(0, rows.shape[0], batch):
+        part = np.ascontiguousarray(rows[at : at + batch])
+        table = results.rows_to_table(
+            game, description["policy"], description["seed"], first + at, part
+        )
+        writer.write(table)
+
+
+def _version():
+    try:
+        from importlib.metadata import version
+
+        return version("sim")
+    except Exception:
+        return "unknown"

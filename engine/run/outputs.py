@@ -1,0 +1,69 @@
+"""Claiming a run's outputs: paths checked, exclusive locks held, leftovers of dead runs
+removed. The rules themselves (what may be replaced, how locks work) are engine.run.files.
+"""
+
+import contextlib
+import os
+import re
+
+from sim.engine.run.files import FileLock, OutputError, check_output, same_file
+from sim.engine.run.request import RunError
+
+
+def checked_outputs(request):
+    """(result file, move log or None) of the request, refused before any work is done
+    if they must not be written."""
+    try:
+        out = check_output(request.out, True, "--out")
+        if request.out.exists() and not (request.overwrite or request.resume):
+            raise OutputError(
+                f"{out} exists; use --overwrite to replace it or --resume to complete it"
+            )
+        log = None
+        if request.log_moves is not None:
+            log = _checked_move_log(request, out)
+    except OutputError as error:
+        raise RunError(str(error)) from None
+    return out, log
+
+
+def _checked_move_log(request, out):
+    log = check_output(request.log_moves, True, "--log-moves")
+    if same_file(out, log):
+        raise OutputError(f"--log-moves and --out name the same file: {log}")
+    if log.exists() and not (request.overwrite or request.resume):
+        raise OutputError(f"{log} exists; use --overwrite to replace it")
+    return log
+
+
+def lock_outputs(locks, out, log):
+    """Lock the outputs for as long as the ExitStack `locks` is open."""
+    try:
+        locks.enter_context(FileLock(out))
+        if log is not None:
+            locks.enter_context(FileLock(log, "--log-moves"))
+    except OutputError as error:
+        raise RunError(str(error)) from None
+
+
+def remove_stale_temporaries(*paths):
+    """Remove `.NAME.PID.tmp` files that dead processes left beside our outputs."""
+    for path in paths:
+        if path is None:
+            continue
+        pattern = re.compile(rf"\.{re.escape(path.name)}\.(\d+)\.tmp")
+        with contextlib.suppress(OSError):
+            for sibling in path.parent.iterdir():
+                match = pattern.fullmatch(sibling.name)
+                if match and not _alive(int(match.group(1))) and sibling.is_file():
+                    sibling.unlink(missing_ok=True)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive, and its file is not ours
+        return True
+    return True

@@ -1,0 +1,87 @@
+"""What a run is asked to play, its default file name, and the checks made on it before
+any file is touched."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sim.engine.game import DEFAULT_DEAL_TIMEOUT
+
+MAX_DEAL = 2**63 - 1  # deal indices are stored as int64
+# The description keys that make two runs one: the rows of one may continue the other's.
+SAME_RUN_KEYS = ("game", "rules", "policy", "params", "seed", "start", "n")
+
+
+class RunError(ValueError):
+    """A run that cannot start: bad output path, nothing to resume, mismatched resume."""
+
+
+@dataclass
+class RunRequest:
+    game: object
+    policy: object
+    policy_spec: str
+    params: dict
+    rules: dict
+    seed: int
+    start: int
+    n: int
+    workers: int
+    out: Path
+    overwrite: bool = False
+    resume: bool = False
+    log_moves: Path | None = None
+    scheduler: str | None = None  # a Dask scheduler address, or "local"
+    deal_timeout: float = DEFAULT_DEAL_TIMEOUT
+
+    def description(self):
+        """The run as its journal and result file describe it."""
+        return {
+            "game": self.game.name,
+            "rules": self.rules,
+            "policy": self.policy.name,
+            "policy_spec": self.policy_spec,
+            "params": self.params,
+            "seed": self.seed,
+            "start": self.start,
+            "n": self.n,
+            "log_moves": str(Path(self.log_moves).absolute()) if self.log_moves else None,
+        }
+
+    def executor(self):
+        """Where the deals are played, as the result file records it."""
+        if self.scheduler:
+            return f"dask {self.scheduler}"
+        return f"local, {self.workers} worker(s)"
+
+
+def default_filename(game, policy, params, rules, seed, start, n):
+    parts = [game.name, policy.name]
+    parts += [f"{k}{v:g}" for k, v in params.items() if _differs_from_default(policy, k, v)]
+    parts += [f"{k}{v}" for k, v in rules.items()]
+    parts.append(f"seed{seed}")
+    if start:
+        parts.append(f"start{start}")
+    parts.append(f"n{n}")
+    return "-".join(parts).replace("_", "") + ".parquet"
+
+
+def _differs_from_default(policy, name, value):
+    return next(p for p in policy.params if p.name == name).default != value
+
+
+def check_request(request):
+    """Refuse deals past 2**63 - 1, and a scheduler nothing useful answers at."""
+    if request.start + request.n - 1 > MAX_DEAL:
+        raise RunError(f"deals {request.start} .. {request.start + request.n - 1} pass 2**63 - 1")
+    if request.scheduler:
+        _check_scheduler(request.scheduler)
+
+
+def _check_scheduler(address):
+    # Imported here: a local run never loads the cluster code.
+    from sim.engine.run.cluster import ClusterError, check_reachable
+
+    try:
+        check_reachable(address)
+    except ClusterError as error:
+        raise RunError(str(error)) from None

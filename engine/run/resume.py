@@ -1,0 +1,66 @@
+"""What --resume keeps: the rows of an interrupted result file, once it is shown to be
+this very run's, and the lines of its move log."""
+
+import json
+
+from sim.engine.run import journal, results
+from sim.engine.run.files import same_file
+from sim.engine.run.request import SAME_RUN_KEYS, RunError
+
+
+def rows_kept_by_resume(request, out):
+    """Rows of an interrupted run that --resume keeps (0 for a fresh run)."""
+    if not request.resume:
+        return 0
+    if not out.exists():
+        raise RunError(f"nothing to resume: {out} does not exist")
+    meta = results.read_meta(out)
+    mine = request.description()
+    _check_same_run(out, meta, mine)
+    if meta.get("completed"):
+        raise RunError(f"{out} is already complete ({meta['n_done']} deals)")
+    _check_same_move_log(out, meta, mine)
+    return int(meta["n_done"])
+
+
+def _check_same_run(out, meta, mine):
+    for key in SAME_RUN_KEYS:
+        if meta.get(key) != json.loads(json.dumps(mine[key])):  # as stored: JSON values
+            raise RunError(
+                f"cannot resume {out}: its {key} is {meta.get(key)!r}, this run's is {mine[key]!r}"
+            )
+
+
+def _check_same_move_log(out, meta, mine):
+    theirs, ours = meta.get("log_moves"), mine["log_moves"]
+    if theirs is None and ours is not None:
+        raise RunError(
+            f"cannot resume {out} with --log-moves: its first {meta['n_done']:,} deals "
+            "were played without a move log"
+        )
+    if theirs is not None and (ours is None or not same_file(theirs, ours)):
+        raise RunError(f"{out} logs its moves to {theirs}: resume it with --log-moves {theirs}")
+
+
+def check_move_log_for_resume(request, log, before):
+    """Refuse to resume with a move log that does not hold the deals already done."""
+    if log is None or before == 0:
+        return
+    kept = journal.read_lines(log, before)
+    deals = [_parse_line(line) for line in kept]
+    expected = range(request.start, request.start + before)
+    if len(kept) < before or any(
+        line.get("game") != request.game.name or line.get("deal") != deal
+        for line, deal in zip(deals, expected, strict=True)
+    ):
+        raise RunError(
+            f"cannot resume with {log}: it does not hold the move logs of the {before:,} deals done"
+        )
+
+
+def _parse_line(line):
+    try:
+        parsed = json.loads(line)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}

@@ -1,0 +1,86 @@
+"""What a killed run left behind: the journals of its finished deals, turned into a valid
+result file marked incomplete, which --resume completes (engine.run.journal)."""
+
+import contextlib
+from pathlib import Path
+
+from sim.engine.games import GameError, get_game
+from sim.engine.run import journal, results
+from sim.engine.run.files import FileLock, OutputError, describe_os_error, same_file, temporary_path
+from sim.engine.run.finish import finish
+from sim.engine.run.request import SAME_RUN_KEYS, RunError
+
+
+def salvage(request, out, locks):
+    """Turn the journal of a killed run of `out` into a valid incomplete result file.
+
+    Returns notes for the user; raises RunError when this run must not go on: the
+    journal does not continue `out`, or the recovered file ends it (it is complete, or
+    this run does not --resume it)."""
+    try:
+        return _salvage(request, out, locks)
+    except OSError as error:
+        temporary_path(out).unlink(missing_ok=True)
+        raise RunError(
+            f"{describe_os_error(error)}, recovering the finished deals of a killed run of {out}"
+        ) from None
+
+
+def _salvage(request, out, locks):
+    path = journal.journal_path(out)
+    if not path.exists():
+        return []
+    found = _read_journal(path)
+    if found is None:
+        path.unlink()  # not a journal a run of a known game wrote: nothing to keep
+        return []
+    description, rows, game, before = found
+    log = description.get("log_moves")
+    journals = journal.JournalPaths.beside(out, log)
+    if rows.shape[0] == 0 or request.overwrite:
+        journals.remove()
+        return [f"discarded {len(rows):,} deals a killed run left for {out}"] if len(rows) else []
+    if not _may_salvage_into(out, description, before):
+        raise RunError(
+            f"a killed run left {rows.shape[0]:,} finished deals for {out} in {path} that "
+            f"do not continue {out}; move {out} away to keep them, or use --overwrite"
+        )
+    if log and not (request.log_moves and same_file(log, request.log_moves)):
+        with contextlib.suppress(OutputError):
+            locks.enter_context(FileLock(log))
+    meta = description | {"salvaged": True, "executor": "recovered from a killed run"}
+    kept = finish(out, Path(log) if log else None, game, meta, before, journals, 0.0)
+    return [_recovered(request, out, kept, description["n"])]
+
+
+def _read_journal(path):
+    """(description, rows, game, rows of `out` it continues) of a journal, or None."""
+    try:
+        description, first, rows = journal.read(path)
+        game = get_game(description["game"])
+        before = first - description["start"]
+    except (journal.JournalError, GameError, KeyError, TypeError):
+        return None
+    return description, rows, game, before
+
+
+def _may_salvage_into(out, description, before):
+    """Whether out is missing, or the same run's incomplete file that the journal extends."""
+    if not out.exists():
+        return before == 0
+    try:
+        meta = results.read_meta(out)
+    except results.ResultFileError:
+        return False
+    same = all(meta.get(k) == description.get(k) for k in SAME_RUN_KEYS)
+    return same and not meta.get("completed") and meta.get("n_done") == before
+
+
+def _recovered(request, out, kept, planned):
+    """The note on the deals recovered; an error unless this run goes on to finish them."""
+    note = f"recovered {kept:,} finished deals of a killed run into {out}"
+    if kept == planned:
+        raise RunError(f"{note}: every deal of the run, so the file is complete")
+    if not request.resume:
+        raise RunError(f"{note}; run the same command with --resume to finish it")
+    return note
