@@ -44,6 +44,7 @@ from numba import njit
 
 from sim.engine import outcomes, rng
 from sim.engine.cards import card_name, parse_card
+from sim.engine.games import CALC as GAME
 from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-exported)
     DONE,
     FAULT,
@@ -89,8 +90,13 @@ SCRATCH_PLAN = POLICY_SCRATCH + 2
 PLAN_CAP = MAX_MOVES  # a plan holds a whole deal
 STATE_SIZE = SCRATCH_PLAN + PLAN_CAP
 
-# Per-deal result columns, in the order play_chunk_nb writes them.
-COLUMNS = ("won", "score", "moves", "last_foundation_turn", "max_waste_height", "outcome")
+# Where write_result_nb puts each result column: the order the game's record declares.
+COLUMNS = GAME.column_names
+ROW_WON, ROW_SCORE, ROW_MOVES, ROW_LAST_FOUNDATION_TURN, ROW_MAX_WASTE_HEIGHT, ROW_OUTCOME = (
+    GAME.column_slots(
+        "won", "score", "moves", "last_foundation_turn", "max_waste_height", "outcome"
+    )
+)
 OUTCOMES = outcomes.LABELS
 
 
@@ -230,16 +236,18 @@ def apply_action_nb(state, action):
 @njit(cache=True)
 def write_result_nb(state, row):
     score = score_nb(state)
-    row[0] = score == 52
-    row[1] = score
-    row[2] = state[MOVES]
-    row[3] = state[LASTFOUND]
-    row[4] = state[MAXHEIGHT]
+    row[ROW_WON] = score == 52
+    row[ROW_SCORE] = score
+    row[ROW_MOVES] = state[MOVES]
+    row[ROW_LAST_FOUNDATION_TURN] = state[LASTFOUND]
+    row[ROW_MAX_WASTE_HEIGHT] = state[MAXHEIGHT]
     # A search that ran out of budget leaves the deal undecided, whatever play then did.
     if score == 52:
-        row[5] = OUTCOME_WON
+        row[ROW_OUTCOME] = OUTCOME_WON
     else:
-        row[5] = OUTCOME_UNKNOWN if state[SCRATCH_VERDICT] == OUTCOME_UNKNOWN else OUTCOME_LOST
+        row[ROW_OUTCOME] = (
+            OUTCOME_UNKNOWN if state[SCRATCH_VERDICT] == OUTCOME_UNKNOWN else OUTCOME_LOST
+        )
 
 
 @njit(cache=True)

@@ -79,6 +79,10 @@ class Game:
         module_name, _, function = self.draw.partition(":")
         return getattr(importlib.import_module(module_name), function)(position)
 
+    @property
+    def column_names(self):
+        return tuple(column.name for column in self.columns)
+
     def column_slots(self, *names):
         """The index in a result row of each named column, for write_result_nb."""
         order = [column.name for column in self.columns]

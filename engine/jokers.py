@@ -61,6 +61,7 @@ from numba import njit
 
 from sim.engine import outcomes, rng
 from sim.engine.cards import JOKER, card_name, parse_card
+from sim.engine.games import JOKERS as GAME
 from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-exported)
     DONE,
     FAULT,
@@ -122,7 +123,11 @@ DEFAULT_MAX_MOVES = 2000
 OUTCOMES = outcomes.LABELS
 
 # Per-deal result columns, in the order play_chunk_nb writes them.
-COLUMNS = ("outcome", "won", "score", "moves", "jokers_used", "nodes")
+# Where write_result_nb puts each result column: the order the game's record declares.
+COLUMNS = GAME.column_names
+ROW_OUTCOME, ROW_WON, ROW_SCORE, ROW_MOVES, ROW_JOKERS_USED, ROW_NODES = GAME.column_slots(
+    "outcome", "won", "score", "moves", "jokers_used", "nodes"
+)
 
 
 @njit(cache=True)
@@ -302,12 +307,12 @@ def outcome_nb(state):
 @njit(cache=True)
 def write_result_nb(state, row):
     outcome = outcome_nb(state)
-    row[0] = outcome
-    row[1] = outcome == OUTCOME_WON
-    row[2] = score_nb(state)
-    row[3] = moves_nb(state)
-    row[4] = state[JOKERS_USED]
-    row[5] = nodes_nb(state)
+    row[ROW_OUTCOME] = outcome
+    row[ROW_WON] = outcome == OUTCOME_WON
+    row[ROW_SCORE] = score_nb(state)
+    row[ROW_MOVES] = moves_nb(state)
+    row[ROW_JOKERS_USED] = state[JOKERS_USED]
+    row[ROW_NODES] = nodes_nb(state)
 
 
 @njit(cache=True)

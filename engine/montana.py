@@ -52,6 +52,7 @@ from numba import njit
 
 from sim.engine import outcomes, rng
 from sim.engine.cards import card_name, parse_card
+from sim.engine.games import MONTANA as GAME
 from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-exported)
     DONE,
     FAULT,
@@ -109,17 +110,13 @@ SCORED_DEALS = 3  # the first deal and two redeals have a score column each
 PLAYING = -1  # in OUTCOME while the deal goes on: not an outcome code
 OUTCOMES = outcomes.LABELS
 
-# Per-deal result columns, in the order play_chunk_nb writes them.
-COLUMNS = (
-    "outcome",
-    "won",
-    "score",
-    "redeals",
-    "moves",
-    "score_deal1",
-    "score_deal2",
-    "score_deal3",
+# Where write_result_nb puts each result column: the order the game's record declares.
+COLUMNS = GAME.column_names
+ROW_OUTCOME, ROW_WON, ROW_SCORE, ROW_REDEALS, ROW_MOVES, ROW_SCORE_DEAL1 = GAME.column_slots(
+    "outcome", "won", "score", "redeals", "moves", "score_deal1"
 )
+# score_deal1 .. score_deal3 follow each other, one per deal phase
+assert GAME.column_slots("score_deal2", "score_deal3") == (ROW_SCORE_DEAL1 + 1, ROW_SCORE_DEAL1 + 2)
 
 
 @njit(cache=True)
@@ -390,13 +387,13 @@ def outcome_nb(state):
 
 @njit(cache=True)
 def write_result_nb(state, row):
-    row[0] = outcome_nb(state)
-    row[1] = state[OUTCOME] == OUTCOME_WON
-    row[2] = score_nb(state)
-    row[3] = state[REDEALS]
-    row[4] = moves_nb(state)
+    row[ROW_OUTCOME] = outcome_nb(state)
+    row[ROW_WON] = state[OUTCOME] == OUTCOME_WON
+    row[ROW_SCORE] = score_nb(state)
+    row[ROW_REDEALS] = state[REDEALS]
+    row[ROW_MOVES] = moves_nb(state)
     for k in range(SCORED_DEALS):
-        row[5 + k] = state[SCORE_DEAL + k]
+        row[ROW_SCORE_DEAL1 + k] = state[SCORE_DEAL + k]
 
 
 @njit(cache=True)

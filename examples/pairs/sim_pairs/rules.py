@@ -33,6 +33,7 @@ from sim.engine.kernel import (  # noqa: F401 (POLICY_SIG re-exported for polici
     choice_fault_nb,
 )
 from sim.engine.outcomes import LABELS as OUTCOMES  # noqa: F401 (the contract's name)
+from sim_pairs import PAIRS
 
 DECK = 0
 ROW = 52
@@ -42,6 +43,9 @@ TAKEN = 67
 MOVES = 68
 POLICY_SCRATCH = 69
 STATE_SIZE = 72
+
+# Where write_result_nb puts each result column: the order the game's record declares.
+ROW_OUTCOME, ROW_WON, ROW_SCORE, ROW_MOVES = PAIRS.column_slots("outcome", "won", "score", "moves")
 
 MAX_CELLS = 13
 EMPTY = -1
@@ -100,10 +104,10 @@ def apply_action_nb(state, action):
 @njit(cache=True)
 def write_result_nb(state, row):
     won = state[TAKEN] == 52
-    row[0] = OUTCOME_WON if won else OUTCOME_LOST
-    row[1] = won
-    row[2] = state[TAKEN]
-    row[3] = state[MOVES]
+    row[ROW_OUTCOME] = OUTCOME_WON if won else OUTCOME_LOST
+    row[ROW_WON] = won
+    row[ROW_SCORE] = state[TAKEN]
+    row[ROW_MOVES] = state[MOVES]
 
 
 @njit(cache=True)
