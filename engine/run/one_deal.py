@@ -1,11 +1,12 @@
-"""Play one deal, seeded or laid out by the user, and return its move-log line."""
+"""Play one deal, seeded or laid out by the user, and return its move-log line.
 
-from functools import partial
+The deal is played as a run plays it (engine.run.job): the same kernel, and a policy that
+is not built in is guarded the same way, so what `sim show` draws is what a run records.
+"""
 
 import numpy as np
 
-from sim.engine import rng
-from sim.engine.run.job import LOG_END, play_chunk_python
+from sim.engine.run.job import LOG_END, PolicyFault, make_job, play_from_state, play_job
 from sim.engine.run.move_log import outcome_label
 
 
@@ -16,31 +17,38 @@ def play_one(game, policy, params, rules, seed, deal, layout=None):
     file: the same kernel plays it. With a layout (move-log form), play starts there and
     the policy draws from the stream of (seed, deal).
     """
-    module = game.module
-    rules_vector = game.rules_vector(rules)
-    param_vector = policy.param_vector(params)
-    log = np.full((1, game.max_log(rules)), LOG_END, np.int16)
+    job = make_job(game, policy, seed, rules, params, log=True)
     header = {"game": game.name, "seed": seed, "deal": deal, "policy": policy.name}
     header |= game.nondefault_rules(rules)
     if layout is None:
-        rows = np.zeros((1, len(game.columns)), np.int32)
-        kernel = module.play_chunk_nb if policy.compiled else partial(play_chunk_python, module)
-        kernel(policy.choose, seed, deal, rules_vector, param_vector, rows, log)
-        return (
-            header
-            | game.move_log(seed, deal, rules, _actions(log[0]))
-            | outcome_label(game, rows[0])
-        )
+        return header | _play_seeded(job, rules, deal)
+    return header | _play_laid_out(job, rules, deal, layout)
+
+
+def _play_seeded(job, rules, deal):
+    result = play_job(job, deal, 1)
+    _raise_fault(job, deal, result.fault)
+    line = job.game.move_log(job.seed, deal, rules, _actions(result.logs[0]))
+    return line | outcome_label(job.game, result.rows[0])
+
+
+def _play_laid_out(job, rules, deal, layout):
+    module = job.module
     start = module.state_from_layout(layout, rules)
     state = start.copy()
-    stream = rng.new_stream(seed, deal, rng.STREAM_POLICY)
-    play_out = getattr(module.play_out_nb, "py_func", module.play_out_nb)
-    play_out(seed, deal, rules_vector, state, policy.choose, param_vector, stream, log[0])
-    line = module.move_log(seed, deal, rules, _actions(log[0]), start=start, layout=layout)
-    return header | line | _outcome_from_row(game, state)
+    log = np.full(job.log_width, LOG_END, np.int16)
+    _raise_fault(job, deal, play_from_state(job, deal, state, log))
+    line = module.move_log(job.seed, deal, rules, _actions(log), start=start, layout=layout)
+    return line | _outcome_from_state(job.game, state)
 
 
-def _outcome_from_row(game, state):
+def _raise_fault(job, deal, fault):
+    # A ValueError, as for a bad layout: the command reports either in one line.
+    if fault is not None:
+        raise ValueError(str(PolicyFault(job.policy.name, job.seed, deal, fault)))
+
+
+def _outcome_from_state(game, state):
     """The outcome the result row records: a solver's `unknown` is not in its moves."""
     row = np.zeros(len(game.columns), np.int32)
     game.module.write_result_nb(state, row)
