@@ -144,12 +144,7 @@ def load_runs(paths):
     """
     files = expand_paths(paths)
     metas = [result_meta(path) for path in files]
-    game = metas[0]["game"]
-    for path, meta in zip(files, metas, strict=True):
-        if meta["game"] != game:
-            raise AnalysisError(
-                f"files of different games: {files[0]} is {game}, {path} is {meta['game']}"
-            )
+    _check_one_game(files, metas)
     wanted = ("outcome",) + REQUIRED_COLUMNS + MEAN_COLUMNS
     tables = [read_columns(path, wanted) for path in files]
     keys = _deal_keys(tables)
@@ -167,6 +162,15 @@ def load_runs(paths):
         raise AnalysisError("no deals in the result files given")
     _label(runs)
     return runs
+
+
+def _check_one_game(files, metas):
+    game = metas[0]["game"]
+    for path, meta in zip(files, metas, strict=True):
+        if meta["game"] != game:
+            raise AnalysisError(
+                f"files of different games: {files[0]} is {game}, {path} is {meta['game']}"
+            )
 
 
 def _deal_keys(tables):

@@ -1,6 +1,6 @@
 """Writing outputs safely: never over an existing file unless asked, never half a file.
 
-The rules are engine.files': only a regular file is ever replaced, and only with
+The rules are engine.run.files': only a regular file is ever replaced, and only with
 --overwrite; a file is written under a temporary name beside it and moved into place.
 """
 

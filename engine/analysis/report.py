@@ -19,7 +19,7 @@ from sim.engine.analysis.compare import check_pairable, comparison, find_baselin
 from sim.engine.analysis.inputs import AnalysisError, describe
 from sim.engine.analysis.intervals import mean_interval
 from sim.engine.analysis.output import check_writable, write_atomically, write_bytes
-from sim.engine.games import GAMES
+from sim.engine.games import registered_games
 
 STYLE = {
     "figure.figsize": (8.0, 4.5),
@@ -147,8 +147,10 @@ class Report:
         return figure
 
     def _score_meaning(self):
-        """`score (cards on the foundations)`, from the game's description of the column."""
-        game = GAMES.get(self.runs[0].game)
+        """`score (cards on the foundations)`, from the game's description of the column.
+
+        The game's declaration is enough (engine.games): its compiled rules stay unloaded."""
+        game = registered_games().get(self.runs[0].game)
         meaning = next((c.help for c in game.columns if c.name == "score"), "") if game else ""
         meaning = meaning.split(",")[0].strip()
         return f"score ({meaning})" if meaning else "score"
