@@ -4,14 +4,7 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
-
-from sim.cli.main import main
-
-
-def sim(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
+from conftest import sim
 
 # --param: only finite numbers reach a policy and the run's JSON description.
 

@@ -9,15 +9,9 @@ import time
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
-from conftest import ROOT
+from conftest import ROOT, sim
 
-from sim.cli.main import main
 from sim.policies.registry import builtin_policies
-
-
-def sim(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def rows(path):

@@ -1,15 +1,11 @@
 """Help as a user meets it: `-h` everywhere, examples at the end, bare `sim` is help."""
 
 import pytest
-from click.testing import CliRunner
+from conftest import sim
 
-from sim.cli.main import EXAMPLES, main
+from sim.cli.main import EXAMPLES
 
 COMMANDS = sorted(set(EXAMPLES) - {"sim"})
-
-
-def sim(*args):
-    return CliRunner().invoke(main, list(args), prog_name="sim", catch_exceptions=False)
 
 
 def test_bare_sim_shows_its_help_without_an_error():

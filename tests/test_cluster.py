@@ -10,19 +10,13 @@ import time
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
-from conftest import ROOT
+from conftest import ROOT, sim
 
-from sim.cli.main import main
 from sim.engine.games import CALC
 from sim.engine.run.runner import RunRequest, run
 from sim.policies.registry import resolve
 
 distributed = pytest.importorskip("distributed")
-
-
-def sim(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_a_local_cluster_run_equals_the_local_run(tmp_path):

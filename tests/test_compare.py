@@ -7,19 +7,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
+from conftest import sim
 from scipy import stats
 
-from sim.cli.main import main
 from sim.engine.analysis import formats
 from sim.engine.analysis.compare import comparison, find_baseline
 from sim.engine.analysis.inputs import load_runs
 
 OUTCOMES = ("lost", "won", "capped", "unknown")
-
-
-def sim(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def write_result(path, policy, won=None, *, deals=None, outcome=None, game="calc", rules=None,

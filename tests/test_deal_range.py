@@ -3,15 +3,9 @@ never wrapped to negative deal numbers."""
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
-
-from sim.cli.main import main
+from conftest import sim
 
 INT64_MAX = 2**63 - 1
-
-
-def sim(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 MAX = "9223372036854775807"

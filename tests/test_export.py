@@ -6,14 +6,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
+from conftest import sim
 from test_compare import bad_inputs, write_result
-
-from sim.cli.main import main
-
-
-def sim(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")

@@ -5,16 +5,10 @@ import os
 import stat
 
 import pytest
-from click.testing import CliRunner
+from conftest import sim
 from test_compare import known_pair
 
-from sim.cli.main import main
-
 NOT_REGULAR = "exists and is not a regular file; it is never replaced"
-
-
-def sim(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture

@@ -8,9 +8,8 @@ from importlib import metadata
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
+from conftest import sim
 
-from sim.cli.main import main
 from sim.policies import registry
 from sim.policies.registry import PolicyError, resolve
 
@@ -29,10 +28,6 @@ _choose = greedy.choose.py_func
 def greedy_copy(state, legal, n_legal, params, stream):
     return _choose(state, legal, n_legal, params, stream)
 """
-
-
-def sim(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.mark.parametrize(

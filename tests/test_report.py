@@ -3,17 +3,11 @@
 from html.parser import HTMLParser
 
 import pytest
-from click.testing import CliRunner
+from conftest import sim
 from test_compare import known_pair, write_result
-
-from sim.cli.main import main
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PLOTS = ("win_rate", "scores", "reach", "difference")
-
-
-def sim(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 class Page(HTMLParser):

@@ -5,18 +5,13 @@ import threading
 import time
 
 import pytest
-from click.testing import CliRunner
+from conftest import sim
 
-from sim.cli.main import main
 from sim.engine.run.cluster import ClusterError, check_address, connect
 
 pytest.importorskip("distributed")
 
 NOT_AN_ADDRESS = "is not a scheduler address: give tcp://HOST:PORT, or local"
-
-
-def sim(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.mark.parametrize(

@@ -4,15 +4,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
+from conftest import ROOT, sim
 
 from sim.cli.main import main
 
 GOLDEN = ROOT / "tests" / "golden"
-
-
-def sim(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_show_calc_matches_the_golden_text():
