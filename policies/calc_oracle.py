@@ -55,13 +55,21 @@ from sim.engine.calc import (
     deal_nb,
     next_rank_nb,
 )
+from sim.policies.search import (
+    insert_by_value_nb,
+    new_stamped_table_nb,
+    stamped_claim_nb,
+    stamped_find_nb,
+    stamped_has_nb,
+    zobrist_keys,
+)
 
 MAX_DEPTH = 100  # a game has at most 96 actions
 MAX_BRANCH = 44  # 4 foundations + 8 wastes + 8 waste tops x 4 foundations
 NEVER = 99
 
-# Hash tables: values below 2**59, so that a sum over eight waste piles stays inside int64.
-_KEYS = np.random.default_rng(20240607).integers(0, 1 << 59, size=(48 * 14 + 8 * 256 + 49 + 56))
+# Zobrist keys below 2**59, so that a sum over eight waste piles stays inside int64.
+_KEYS = zobrist_keys(20240607, 48 * 14 + 8 * 256 + 49 + 56, 0, 1 << 59)
 _PILE_KEY = _KEYS[: 48 * 14].reshape(48, 14).copy()
 _BYTE_KEY = _KEYS[48 * 14 : 48 * 14 + 8 * 256].reshape(8, 256).copy()
 _POS_KEY = _KEYS[48 * 14 + 8 * 256 : 48 * 14 + 8 * 256 + 49].copy()
@@ -460,39 +468,6 @@ def position_key_nb(board):
 
 
 @njit(cache=True)
-def new_table_nb(bits):
-    """An empty transposition table of 2**bits entries (keys, generation stamps)."""
-    return np.zeros(1 << bits, np.int64), np.zeros(1 << bits, np.int32)
-
-
-@njit(cache=True)
-def _table_slot_nb(keys, key):
-    return (key ^ (key >> 29)) & (keys.shape[0] - 1)
-
-
-@njit(cache=True)
-def _table_has_nb(keys, stamps, stamp, key):
-    slot = _table_slot_nb(keys, key)
-    for probe in range(4):
-        i = (slot + probe) & (keys.shape[0] - 1)
-        if stamps[i] == stamp and keys[i] == key:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _table_add_nb(keys, stamps, stamp, key):
-    slot = _table_slot_nb(keys, key)
-    for probe in range(4):
-        i = (slot + probe) & (keys.shape[0] - 1)
-        if stamps[i] != stamp:
-            keys[i] = key
-            stamps[i] = stamp
-            return
-    keys[slot] = key  # all four probes taken: replace the first
-
-
-@njit(cache=True)
 def deadlocked_nb(board):
     """True when the waste piles already make a win impossible.
 
@@ -583,7 +558,7 @@ def new_relaxed_scratch_nb():
     depth = 53
     ints = np.zeros((4, depth, 14), np.int64)  # count, height, piled, owed
     moves = np.zeros((depth, 2 * MAX_BRANCH), np.int64)
-    keys, stamps = new_table_nb(RELAXED_TABLE_BITS)
+    keys, stamps = new_stamped_table_nb(RELAXED_TABLE_BITS)
     calls = np.zeros(1, np.int64)  # one table stamp per call
     return ints, moves, keys, stamps, calls
 
@@ -717,7 +692,7 @@ def relaxed_lost_nb(board, scratch, budget=RELAXED_BUDGET):
             if _relaxed_forced_nb(board, count[d], height[d], piled[d], owed[d]):
                 return False
             key = _relaxed_key_nb(count[d], height[d], n_wastes)
-            if _table_has_nb(keys, stamps, stamp, key):
+            if stamped_has_nb(keys, stamps, stamp, key):
                 continue
             nodes += 1
             if nodes > budget:
@@ -730,7 +705,7 @@ def relaxed_lost_nb(board, scratch, budget=RELAXED_BUDGET):
         else:
             if depth == 0:
                 return True
-            _table_add_nb(
+            stamped_claim_nb(
                 keys, stamps, stamp, _relaxed_key_nb(count[depth], height[depth], n_wastes)
             )
             depth -= 1
@@ -812,17 +787,7 @@ def search_moves_nb(board, weights, out, trial):
     for i in range(n):
         trial[:] = board
         apply_nb(trial, out[i])
-        scores[i] = playout_nb(trial, weights)
-    # Insertion sort, best score first: lists are short.
-    for i in range(1, n):
-        a, c = out[i], scores[i]
-        j = i - 1
-        while j >= 0 and scores[j] < c:
-            out[j + 1] = out[j]
-            scores[j + 1] = scores[j]
-            j -= 1
-        out[j + 1] = a
-        scores[j + 1] = c
+        insert_by_value_nb(out, scores, i, out[i], playout_nb(trial, weights))
     return n, n > 0 and scores[0] == 52
 
 
@@ -837,8 +802,8 @@ def solve_nb(
     OUTCOME_UNKNOWN when more than `budget` positions would have to be expanded. At every
     position the actions are tried in the order of their playout scores, and a playout
     that wins ends the search: its line wins. The board is left as it was given.
-    `keys`/`stamps` come from new_table_nb; entries of other stamps are ignored, so one
-    table serves many searches. It holds positions proved lost.
+    `keys`/`stamps` are a stamped table (policies.search); entries of other stamps are
+    ignored, so one table serves many searches. It holds positions proved lost.
 
     With max_deviation, only lines whose actions' ranks in those orders (0 = best)
     sum to at most max_deviation are tried (limited discrepancy search): such a
@@ -880,7 +845,7 @@ def solve_nb(
             line[depth] = action
             depth += 1
             key = position_key_nb(board)
-            if _table_has_nb(keys, stamps, stamp, key) or (
+            if stamped_has_nb(keys, stamps, stamp, key) or (
                 remember
                 and _explored_allowance_nb(explored, stamp, key) >= max_deviation - deviation[depth]
             ):
@@ -888,7 +853,7 @@ def solve_nb(
                 undo_nb(board, line[depth])
                 continue
             if deadlocked_nb(board) or (relaxed > 0 and relaxed_lost_nb(board, scratch, relaxed)):
-                _table_add_nb(keys, stamps, stamp, key)  # proved lost: never test it again
+                stamped_claim_nb(keys, stamps, stamp, key)  # proved lost: never test it again
                 depth -= 1
                 undo_nb(board, line[depth])
                 continue
@@ -905,7 +870,7 @@ def solve_nb(
             tried[depth] = 0
         else:
             if complete:
-                _table_add_nb(keys, stamps, stamp, node_keys[depth])
+                stamped_claim_nb(keys, stamps, stamp, node_keys[depth])
             elif remember:
                 allowance = max_deviation - deviation[depth]
                 _explored_add_nb(explored, stamp, node_keys[depth], allowance)
@@ -917,41 +882,25 @@ def solve_nb(
 
 @njit(cache=True)
 def new_explored_table_nb(bits):
-    """A table of (position key, allowance searched in vain) for solve_nb: keys,
-    generation stamps and allowances of 2**bits entries."""
-    return (
-        np.zeros(1 << bits, np.int64),
-        np.zeros(1 << bits, np.int32),
-        np.zeros(1 << bits, np.int32),
-    )
+    """A table of (position key, allowance searched in vain) for solve_nb: a stamped
+    table of 2**bits entries (policies.search), with an allowance beside each key."""
+    keys, stamps = new_stamped_table_nb(bits)
+    return keys, stamps, np.zeros(1 << bits, np.int32)
 
 
 @njit(cache=True)
 def _explored_allowance_nb(explored, stamp, key):
     """The allowance key's subtree was searched with in vain, or -1."""
     keys, stamps, allowances = explored
-    slot = _table_slot_nb(keys, key)
-    for probe in range(4):
-        i = (slot + probe) & (keys.shape[0] - 1)
-        if stamps[i] == stamp and keys[i] == key:
-            return allowances[i]
-    return -1
+    slot = stamped_find_nb(keys, stamps, stamp, key)
+    return allowances[slot] if slot >= 0 else -1
 
 
 @njit(cache=True)
 def _explored_add_nb(explored, stamp, key, allowance):
     """Record key's allowance (a later search of it only comes with a larger one)."""
     keys, stamps, allowances = explored
-    slot = _table_slot_nb(keys, key)
-    for probe in range(4):
-        i = (slot + probe) & (keys.shape[0] - 1)
-        if stamps[i] != stamp or keys[i] == key:
-            keys[i] = key
-            stamps[i] = stamp
-            allowances[i] = allowance
-            return
-    keys[slot] = key
-    allowances[slot] = allowance
+    allowances[stamped_claim_nb(keys, stamps, stamp, key)] = allowance
 
 
 @njit(cache=True)
@@ -1046,7 +995,7 @@ def foundation_moves_only_nb(legal, candidates, n):
 def known_choice_nb(board, legal, candidates, n_cand):
     """With no hidden card left, the candidate whose exact search wins (else the one
     whose playout scores best)."""
-    keys, stamps = new_table_nb(14)
+    keys, stamps = new_stamped_table_nb(14)
     winning = np.empty(MAX_DEPTH, np.int16)
     trial = np.empty(STATE_SIZE, np.int16)
     best, best_score = 0, -1
@@ -1207,7 +1156,7 @@ def oracle_choice_nb(state, legal, n_legal, budget):
 
 @njit(cache=True)
 def _plan_deal_nb(state, board, budget):
-    keys, stamps = new_table_nb(TABLE_BITS)
+    keys, stamps = new_stamped_table_nb(TABLE_BITS)
     winning = np.empty(MAX_DEPTH, np.int16)
     found, _, length = oracle_search_nb(board, budget, keys, stamps, 1, winning)
     state[SCRATCH_VERDICT] = found

@@ -41,6 +41,13 @@ from sim.engine.jokers import (
     top_card_nb,
 )
 from sim.policies.registry import Param, param_slots, policy
+from sim.policies.search import (
+    insert_by_value_nb,
+    new_seen_set_nb,
+    seen_grown_nb,
+    seen_insert_nb,
+    zobrist_keys,
+)
 
 NOWHERE = 99  # depth of a needed card in a column that holds none
 DEFAULT_NODES = 1_000_000
@@ -198,32 +205,26 @@ FIRST_ATTEMPT = 4096
 NOISE_STEP = 30
 
 
-@njit(cache=True)
-def zobrist_table_nb():
-    """A random 64-bit key per (height in a column, card)."""
-    stream = np.zeros(1, np.uint64)
-    rng.stream_state_nb(ZOBRIST_SEED, 0, 0, stream)
-    table = np.empty((MAX_HEIGHT, ZOBRIST_CARDS), np.uint64)
-    for height in range(MAX_HEIGHT):
-        for card in range(ZOBRIST_CARDS):
-            table[height, card] = rng.next_u64_nb(stream)
-    return table
+# Zobrist keys of (height in a column, card).
+ZOBRIST = zobrist_keys(ZOBRIST_SEED, (MAX_HEIGHT, ZOBRIST_CARDS))
 
 
 @njit(cache=True)
 def position_key_nb(state, zobrist, scratch):
-    """A 64-bit key of the position that ignores the order of the columns.
+    """A 64-bit key of the position that ignores the order of the columns, for a seen
+    set (policies.search): never 0.
 
-    Each column's key (Zobrist, over heights and cards) is scrambled, then the columns
-    are combined by XOR, which does not depend on their order. Foundations and reserve
-    need no key: they follow from the cards left in the columns.
+    Each column's key (Zobrist, over heights and cards) is scrambled by the random
+    generator's mixing (scratch is its one-entry state), then the columns are combined
+    by XOR, which does not depend on their order. Foundations and reserve need no key:
+    they follow from the cards left in the columns.
     """
     key = np.uint64(0)
     for column in range(N_COLUMNS):
         height = state[HEIGHT + column]
         if height == 0:
             continue
-        column_key = np.uint64(0)
+        column_key = np.int64(0)
         for h in range(height):
             card = min(state[COLS + MAX_HEIGHT * column + h], JOKER)
             column_key ^= zobrist[h, card]
@@ -231,29 +232,7 @@ def position_key_nb(state, zobrist, scratch):
         key ^= rng.next_u64_nb(scratch)
     if key == np.uint64(0):
         key = np.uint64(1)  # 0 marks an empty slot of the table
-    return key
-
-
-@njit(cache=True)
-def table_insert_nb(table, key):
-    """Insert key into the open-addressing table; False if it was there already."""
-    mask = np.uint64(table.shape[0] - 1)
-    slot = np.int64(key & mask)
-    while table[slot] != np.uint64(0):
-        if table[slot] == key:
-            return False
-        slot = (slot + 1) & (table.shape[0] - 1)
-    table[slot] = key
-    return True
-
-
-@njit(cache=True)
-def table_grown_nb(table):
-    bigger = np.zeros(2 * table.shape[0], np.uint64)
-    for key in table:
-        if key != np.uint64(0):
-            table_insert_nb(bigger, key)
-    return bigger
+    return np.int64(key)  # the same 64 bits, as the seen set stores them
 
 
 @njit(cache=True)
@@ -348,14 +327,7 @@ def ordered_moves_nb(state, out, scratch, stream, noise):
             continue
         if noise > 0:
             priority += rng.below_nb(stream, noise)
-        k = n
-        while k > 0 and priorities[k - 1] < priority:
-            priorities[k] = priorities[k - 1]
-            out[k] = out[k - 1]
-            k -= 1
-        priorities[k] = priority
-        out[k] = action
-        n += 1
+        n = insert_by_value_nb(out, priorities, n, action, priority)
     return n
 
 
@@ -368,10 +340,9 @@ def search_nb(root, budget, max_depth, plan, stream, noise):
     searched, length of the line written to plan), the verdict an outcome code
     (engine.kernel): OUTCOME_WON with the winning line; OUTCOME_LOST when every
     position reachable was searched (no line wins); otherwise OUTCOME_UNKNOWN (budget
-    of nodes spent, or the depth bound met). A line that is not
-    won is the one reaching the most cards on the foundations.
+    of nodes spent, or the depth bound met). A line that is not won is the one
+    reaching the most cards on the foundations.
     """
-    zobrist = zobrist_table_nb()
     scratch_key = np.zeros(1, np.uint64)
     scratch = (
         np.empty(N_ACTIONS, np.int16),
@@ -383,12 +354,12 @@ def search_nb(root, budget, max_depth, plan, stream, noise):
     n_moves = np.zeros(max_depth + 1, np.int64)
     tried = np.zeros(max_depth + 1, np.int64)
     path = np.empty(max_depth + 1, np.int16)
-    table = np.zeros(1 << FIRST_TABLE_BITS, np.uint64)
+    table = new_seen_set_nb(FIRST_TABLE_BITS)
     positions[0, :] = root[:CORE_SIZE]
     best_score, best_length = score_nb(root), 0
     if best_score == 52:
         return OUTCOME_WON, 0, 0
-    table_insert_nb(table, position_key_nb(root, zobrist, scratch_key))
+    seen_insert_nb(table, position_key_nb(root, ZOBRIST, scratch_key), table.shape[0])
     nodes = 1
     n_moves[0] = ordered_moves_nb(positions[0], moves[0], scratch, stream, noise)
     tried[0] = 0
@@ -412,11 +383,12 @@ def search_nb(root, budget, max_depth, plan, stream, noise):
         if score == 52:
             plan[: depth + 1] = path[: depth + 1]
             return OUTCOME_WON, nodes, depth + 1
-        if not table_insert_nb(table, position_key_nb(child, zobrist, scratch_key)):
+        key = position_key_nb(child, ZOBRIST, scratch_key)
+        if not seen_insert_nb(table, key, table.shape[0]):  # never forgets: kept half empty
             continue
         nodes += 1
         if 2 * nodes > table.shape[0]:
-            table = table_grown_nb(table)
+            table = seen_grown_nb(table)
         if score > best_score:
             best_score, best_length = score, depth + 1
             plan[:best_length] = path[:best_length]

@@ -37,6 +37,7 @@ from sim.engine.montana import (
     score_nb,
 )
 from sim.policies.registry import Param, param_slots, policy
+from sim.policies.search import insert_by_value_nb, seen_visit_nb, zobrist_keys
 
 NEVER = -1_000_000  # the value of a move a policy must not make
 
@@ -209,7 +210,7 @@ def greedy(state, legal, n_legal, params, stream):
 
 
 # Zobrist keys of (card, cell) for the search's transposition table.
-ZOBRIST = np.random.default_rng(20240604).integers(1, 2**62, size=(CELLS, CELLS), dtype=np.int64)
+ZOBRIST = zobrist_keys(20240604, (CELLS, CELLS))
 
 
 @njit(cache=True)
@@ -218,24 +219,6 @@ def grid_key_nb(state):
     for card in range(4, CELLS):
         key ^= ZOBRIST[card, state[WHERE + card]]
     return key
-
-
-@njit(cache=True)
-def _table_visit_nb(keys, allowances, key, allowance):
-    """Record a visit of key with that many discrepancies still allowed; False if it
-    was visited before with as many or more (its subtree is explored already)."""
-    mask = keys.shape[0] - 1
-    slot = key & mask
-    while keys[slot] != 0:
-        if keys[slot] == key:
-            if allowances[slot] >= allowance:
-                return False
-            allowances[slot] = allowance
-            return True
-        slot = (slot + 1) & mask
-    keys[slot] = key
-    allowances[slot] = allowance
-    return True
 
 
 @njit(cache=True)
@@ -252,16 +235,8 @@ def _ordered_moves_nb(state, out, values):
             value = two_value_nb(state, card, target)
         else:
             value = greedy_value_nb(state, card, target)
-        if value == NEVER:
-            continue
-        j = kept
-        while j > 0 and values[j - 1] < value:
-            values[j] = values[j - 1]
-            out[j] = out[j - 1]
-            j -= 1
-        values[j] = value
-        out[j] = action
-        kept += 1
+        if value != NEVER:
+            kept = insert_by_value_nb(out, values, kept, action, value)
     return kept
 
 
@@ -302,7 +277,7 @@ def search_plan_nb(state, budget):
     limit = 0
     while not complete and not won and nodes < budget:
         limited = False
-        _table_visit_nb(keys, allowances, root_key, limit + 1)
+        seen_visit_nb(keys, allowances, root_key, limit + 1)
         key = root_key
         depth = 0
         nxt[0] = 0
@@ -327,7 +302,7 @@ def search_plan_nb(state, budget):
             card, target = action // CELLS, action % CELLS
             from_cell = scratch[WHERE + card]
             new_key = key ^ ZOBRIST[card, from_cell] ^ ZOBRIST[card, target]
-            if not _table_visit_nb(keys, allowances, new_key, limit + 1 - child_spent):
+            if not seen_visit_nb(keys, allowances, new_key, limit + 1 - child_spent):
                 continue
             nodes += 1
             move_card_nb(scratch, card, target)

@@ -64,11 +64,11 @@ from sim.policies.montana import (
     two_value_nb,
 )
 from sim.policies.registry import Param, param_slots, policy
+from sim.policies.search import insert_by_value_nb, new_seen_set_nb, seen_grown_nb, seen_insert_nb
 
-# The table of seen positions: open addressing on the 64-bit key (0 = empty slot),
-# from 2**TABLE_MIN_BITS slots, doubled when half full, up to 2**TABLE_MAX_BITS
-# (8 bytes a slot: 32 MB at most). Once at its largest, a key that finds no free slot
-# within PROBE_LIMIT steps replaces the one at its home slot.
+# The seen set of positions (policies.search): from 2**TABLE_MIN_BITS slots, doubled
+# when half full, up to 2**TABLE_MAX_BITS (8 bytes a slot: 32 MB at most). A key that
+# finds no free slot within PROBE_LIMIT steps replaces the one at its home slot.
 TABLE_MIN_BITS = 12
 TABLE_MAX_BITS = 22
 PROBE_LIMIT = 32
@@ -85,43 +85,6 @@ DEPTH_CAP = 16384
 KEEP_SCORE = 0  # most cards in kept runs (M5), the first such position found
 KEEP_RUNS = 1  # the same, then most rows with a kept run, then the longest shortest run
 KEEP_NONE = 2  # no choice: the first stuck position met (the end of the greedy line)
-
-
-@njit(cache=True)
-def _new_table_nb():
-    return np.zeros(1 << TABLE_MIN_BITS, np.int64)
-
-
-@njit(cache=True)
-def _table_insert_nb(keys, key, grow):
-    """Insert key; return (table, True) if it was new, (table, False) if seen."""
-    if grow:
-        keys = _table_grown_nb(keys)
-    mask = keys.shape[0] - 1
-    slot = key & mask
-    for _ in range(PROBE_LIMIT):
-        if keys[slot] == 0:
-            keys[slot] = key
-            return keys, True
-        if keys[slot] == key:
-            return keys, False
-        slot = (slot + 1) & mask
-    keys[key & mask] = key  # full at its largest: forget one position
-    return keys, True
-
-
-@njit(cache=True)
-def _table_grown_nb(keys):
-    """The table at twice the size, its keys placed again."""
-    bigger = np.zeros(2 * keys.shape[0], np.int64)
-    mask = bigger.shape[0] - 1
-    for key in keys:
-        if key != 0:
-            slot = key & mask
-            while bigger[slot] != 0:
-                slot = (slot + 1) & mask
-            bigger[slot] = key
-    return bigger
 
 
 @njit(cache=True)
@@ -169,13 +132,7 @@ def ordered_moves_nb(state, out, values):
             value = two_value_nb(state, card, target)
         else:
             value = greedy_value_nb(state, card, target)
-        j = i
-        while j > 0 and values[j - 1] < value:
-            values[j] = values[j - 1]
-            out[j] = out[j - 1]
-            j -= 1
-        values[j] = value
-        out[j] = action
+        insert_by_value_nb(out, values, i, action, value)
     return n
 
 
@@ -218,10 +175,10 @@ def solve_nb(state, budget, keep, line):
     path = np.zeros(DEPTH_CAP + 1, np.int16)
     source = np.zeros(DEPTH_CAP + 1, np.int16)
     values = np.empty(MAX_LEGAL, np.int64)
-    keys = _new_table_nb()
+    keys = new_seen_set_nb(TABLE_MIN_BITS)
     stored = 0
     key = grid_key_nb(scratch) | 1  # never 0, the empty slot
-    keys, _ = _table_insert_nb(keys, key, False)
+    seen_insert_nb(keys, key, PROBE_LIMIT)
     count[0] = ordered_moves_nb(scratch, moves[0], values)
     best_value, best_len, best_depth = np.int64(-1), 0, DEPTH_CAP + 1
     if count[0] == 0:
@@ -243,9 +200,9 @@ def solve_nb(state, budget, keep, line):
         card, target = action // CELLS, action % CELLS
         from_cell = scratch[WHERE + card]
         new_key = key ^ ZOBRIST[card, from_cell] ^ ZOBRIST[card, target]
-        grow = stored >= keys.shape[0] // 2 and keys.shape[0] < (1 << TABLE_MAX_BITS)
-        keys, new = _table_insert_nb(keys, new_key, grow)
-        if not new:
+        if stored >= keys.shape[0] // 2 and keys.shape[0] < (1 << TABLE_MAX_BITS):
+            keys = seen_grown_nb(keys)
+        if not seen_insert_nb(keys, new_key, PROBE_LIMIT):
             continue
         stored += 1
         nodes += 1

@@ -14,7 +14,7 @@ def verdict(state, budget=10**6):
     """The search's verdict on state, and the winning line it found (else empty)."""
     board = np.empty(calc.STATE_SIZE, np.int16)
     calc_oracle.board_from_state_nb(state, board)
-    keys, stamps = calc_oracle.new_table_nb(12)
+    keys, stamps = calc_oracle.new_stamped_table_nb(12)
     winning = np.empty(calc_oracle.MAX_DEPTH, np.int16)
     before = visible_position(board)
     found, _, length = calc_oracle.oracle_search_nb(board, budget, keys, stamps, 1, winning)

@@ -152,7 +152,7 @@ def test_safe_foundation_moves_are_made_alone():
 
 
 def test_position_keys_ignore_column_order_and_which_joker_is_which():
-    zobrist = jokers_policies.zobrist_table_nb()
+    zobrist = jokers_policies.ZOBRIST
     scratch = np.zeros(1, np.uint64)
     one = position(["8C JK 6C", "7D", "KS"], reserve=1)
     other = position(["KS", "", "7D", "8C JK 6C"], reserve=1)
