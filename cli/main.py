@@ -230,7 +230,7 @@ def _run_game(game, options):
     from sim.engine.run.results import ResultFileError
     from sim.engine.run.runner import RunError, RunRequest, default_filename, run
 
-    out = options["out"] or Path("results") / default_filename(
+    out = options["out"] or Path("results") / game.name / default_filename(
         game, policy, params, rules, options["seed"], options["start"], options["n"]
     )
     request = RunRequest(

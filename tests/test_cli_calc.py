@@ -38,11 +38,13 @@ def test_summary_names_wins_interval_speed_and_file(tmp_path):
     assert {"sim_version", "started_at", "wall_time", "seed", "start", "params"} <= set(description)
 
 
-def test_default_file_goes_under_results_named_for_the_run(tmp_path, monkeypatch):
+def test_default_file_goes_under_results_in_a_folder_per_game_named_for_the_run(
+    tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     result = sim("calc", "-n", "1_000", "--seed", "3", "--wastes", "3", "-q")
     assert result.exit_code == 0 and result.output == ""
-    assert (tmp_path / "results" / "calc-greedy-wastes3-seed3-n1000.parquet").exists()
+    assert (tmp_path / "results" / "calc" / "calc-greedy-wastes3-seed3-n1000.parquet").exists()
 
 
 @pytest.mark.parametrize(
@@ -157,7 +159,7 @@ def test_python_policy_from_a_module_plays_like_the_compiled_one(tmp_path):
     result = sim("calc", "-p", "slow_greedy:py_greedy", "-n", "300", "--out", str(python), "-q")
     assert result.exit_code == 0
     ours, theirs = rows(compiled), rows(python)
-    assert ours.drop_columns(["policy"]).equals(theirs.drop_columns(["policy"]))
+    assert ours.drop_columns(["policy", "params"]).equals(theirs.drop_columns(["policy", "params"]))
     assert theirs.column("policy")[0].as_py() == "py-greedy"
 
 
@@ -261,7 +263,11 @@ def test_interrupt_keeps_finished_deals_and_resume_completes_them(tmp_path, stop
     assert resumed.returncode == 0, resumed.stderr
     fresh = tmp_path / "fresh.parquet"
     assert sim("calc", "-n", "60000", "--seed", "4", "--out", str(fresh), "-q").exit_code == 0
-    assert rows(out).drop_columns(["policy"]).equals(rows(fresh).drop_columns(["policy"]))
+    assert (
+        rows(out)
+        .drop_columns(["policy", "params"])
+        .equals(rows(fresh).drop_columns(["policy", "params"]))
+    )
     assert meta(out)["completed"] is True
 
 

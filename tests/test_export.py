@@ -28,7 +28,7 @@ def test_csv_export_round_trips_values_and_description(played, tmp_path):
     result = sim("export", played, "--to", "csv", "--out", out)
     assert result.exit_code == 0, result.output
     original = pd.read_parquet(played)
-    read = pd.read_csv(out)
+    read = pd.read_csv(out, keep_default_na=False)  # an empty `params` stays ""
     assert list(read.columns) == list(original.columns)
     for column in original.columns:
         expected = original[column].astype(str if column == "policy" else original[column].dtype)

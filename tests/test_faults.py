@@ -89,7 +89,7 @@ def group_is_gone(pgid, timeout=10):
 
 
 def table(path):
-    return pq.read_table(path).drop_columns(["policy"])
+    return pq.read_table(path).drop_columns(["policy", "params"])
 
 
 def meta(path):

@@ -62,10 +62,13 @@ def check_line(line):
 
 
 def check_log_file(path):
-    """Yield (line number, line dict or None, Verdict) for each non-blank line of a log."""
+    """Yield (line number, line dict or None, Verdict) for each non-blank line of a log
+    (decompressed if its name ends in .gz or .zst)."""
     import json
 
-    with open(path, "rb") as lines:
+    from sim.engine.compressed import open_binary_lines
+
+    with open_binary_lines(path) as lines:
         for number, data in enumerate(lines, 1):
             try:
                 text = data.decode("utf-8")

@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from sim.engine.compressed import compression_of, open_text
 from sim.engine.run import journal, results
 from sim.engine.run.files import temporary_path
 
@@ -37,7 +38,7 @@ def finish(out, log, game, meta, before, journals, wall):
 def _write_log(log, before, lines):
     tmp = temporary_path(log)
     try:
-        with open(tmp, "w", encoding="utf-8") as file:
+        with open_text(tmp, "w", compression_of(log)) as file:
             file.writelines(journal.read_lines(log, before))
             file.writelines(lines)
         os.replace(tmp, log)
@@ -66,9 +67,7 @@ def _write_rows(writer, game, description, first, rows):
     batch = results.ROW_GROUP_ROWS
     for at in range(0, rows.shape[0], batch):
         part = np.ascontiguousarray(rows[at : at + batch])
-        table = results.rows_to_table(
-            game, description["policy"], description["seed"], first + at, part
-        )
+        table = results.rows_to_table(game, description, first + at, part)
         writer.write(table)
 
 

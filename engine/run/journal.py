@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sim.engine.compressed import READ_ERRORS, compression_of, open_text
+
 MAGIC = b"SIM JOURNAL\n"
 _LENGTH = struct.Struct("<Q")
 
@@ -115,13 +117,17 @@ def read(path):
 
 
 def read_lines(path, count):
-    """The first `count` lines of a text file (fewer if it has fewer)."""
+    """The first `count` lines of a text file (fewer if it has fewer), decompressed if
+    its name ends in .gz or .zst."""
     lines = []
     if count <= 0 or not Path(path).exists():
         return lines
-    with open(path, encoding="utf-8", errors="replace") as file:
-        for line in file:
-            if len(lines) == count or not line.endswith("\n"):
-                break
-            lines.append(line)
+    with open_text(path, "r", compression_of(path)) as file:
+        try:
+            for line in file:
+                if len(lines) == count or not line.endswith("\n"):
+                    break
+                lines.append(line)
+        except READ_ERRORS:
+            pass  # a damaged compressed end: the whole lines before it count
     return lines

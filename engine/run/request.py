@@ -69,12 +69,30 @@ def _differs_from_default(policy, name, value):
     return next(p for p in policy.params if p.name == name).default != value
 
 
+# Names that promise another format: a result file is always Parquet.
+OTHER_FORMATS = {".csv": "csv"} | dict.fromkeys(
+    (".tsv", ".json", ".jsonl", ".txt", ".xlsx", ".xls", ".feather", ".arrow", ".html", ".md")
+)
+
+
 def check_request(request):
-    """Refuse deals past 2**63 - 1, and a scheduler nothing useful answers at."""
+    """Refuse deals past 2**63 - 1, an output name of another format, and a scheduler
+    nothing useful answers at."""
+    _check_parquet_name(Path(request.out))
     if request.start + request.n - 1 > MAX_DEAL:
         raise RunError(f"deals {request.start} .. {request.start + request.n - 1} pass 2**63 - 1")
     if request.scheduler:
         _check_scheduler(request.scheduler)
+
+
+def _check_parquet_name(out):
+    suffix = out.suffix.lower()
+    if suffix not in OTHER_FORMATS:
+        return
+    parquet = out.with_suffix(".parquet")
+    hint = f"write {parquet} and convert it with `sim export {parquet}"
+    hint += f" --to {OTHER_FORMATS[suffix]} --out {out}`" if OTHER_FORMATS[suffix] else "`"
+    raise RunError(f"--out {out}: result files are Parquet; {hint}")
 
 
 def _check_scheduler(address):

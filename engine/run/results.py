@@ -1,11 +1,18 @@
 """Per-deal result files: Parquet written in large batches under a temporary name.
 
-Encodings are chosen for this data: the growing `deal` column and the constant `seed`
-column are delta-encoded, small coded columns use dictionaries, everything is zstd.
+Every row says what produced it: beside the deal (seed, deal) it carries the game, the
+rules, the policy and the policy's parameters, as dictionary-encoded text that costs a
+few bytes per file, so a folder of runs pools safely in any tool. Encodings are chosen
+for this data: the growing `deal` column and the constant `seed` column are
+delta-encoded, small coded columns use dictionaries, everything is zstd.
+
 The run's description (game, rules, policy, seed, completeness...) is stored as JSON
-under the `sim` key of the file's metadata.
+under the `sim` key, both in the Arrow schema metadata (what pq.read_schema,
+pq.read_table and pyarrow.dataset show) and in the Parquet footer's key-value metadata;
+each column carries a short `description` in its field metadata.
 """
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -25,12 +32,42 @@ class ResultFileError(ValueError):
     """A file that is not a readable result file of this simulator."""
 
 
+_TEXT = pa.dictionary(pa.int8(), pa.string())
+# The columns every result file starts with: what produced each row.
+LEADING = (
+    ("seed", pa.int64(), "the seed: deal `deal` of seed `seed` is one fixed deal"),
+    ("deal", pa.int64(), "the deal index"),
+    ("game", _TEXT, "the game, as its command is named"),
+    ("rules", _TEXT, "the game's rule options, k=v separated by spaces; '' if it has none"),
+    ("policy", _TEXT, "the policy's name"),
+    ("params", _TEXT, "the policy's parameters, every one, k=v separated by spaces"),
+)
+IDENTITY = ("game", "rules", "policy", "params")  # what a run is, as rows say it
+
+
 def schema(game):
-    fields = [pa.field("seed", pa.int64()), pa.field("deal", pa.int64())]
-    fields.append(pa.field("policy", pa.dictionary(pa.int8(), pa.string())))
+    fields = [_field(name, kind, text) for name, kind, text in LEADING]
     for column in game.columns:
-        fields.append(pa.field(column.name, _arrow_type(column)))
+        fields.append(_field(column.name, _arrow_type(column), column.help))
     return pa.schema(fields)
+
+
+def _field(name, kind, description):
+    return pa.field(name, kind, metadata={"description": description} if description else None)
+
+
+def rules_text(game, rules):
+    """A game's rule options as the `rules` column writes them: `wastes=4`."""
+    return " ".join(f"{option.name}={rules[option.name]}" for option in game.rules)
+
+
+def params_text(params):
+    """A policy's parameters as the `params` column writes them: `samples=256 c=0.5`."""
+    return " ".join(f"{name}={_number(value)}" for name, value in params.items())
+
+
+def _number(value):
+    return str(int(value)) if isinstance(value, int) else repr(float(value))
 
 
 def _arrow_type(column):
@@ -39,13 +76,21 @@ def _arrow_type(column):
     return pa.bool_() if column.type == "bool" else pa.from_numpy_dtype(np.dtype(column.type))
 
 
-def rows_to_table(game, policy_name, seed, start, rows):
-    """An Arrow table of kernel rows (int32 [n, columns]) for deals start, start + 1..."""
+def rows_to_table(game, description, start, rows):
+    """An Arrow table of kernel rows (int32 [n, columns]) for deals start, start + 1...
+    of the run `description` (a RunRequest.description())."""
     n = rows.shape[0]
+    constant = np.zeros(n, np.int8)
+    texts = (
+        description["game"],
+        rules_text(game, description["rules"]),
+        description["policy"],
+        params_text(description["params"]),
+    )
     arrays = [
-        _numeric(np.full(n, seed, np.int64)),
+        _numeric(np.full(n, description["seed"], np.int64)),
         _numeric(np.arange(start, start + n, dtype=np.int64)),
-        pa.DictionaryArray.from_arrays(_numeric(np.zeros(n, np.int8)), _strings([policy_name])),
+        *(pa.DictionaryArray.from_arrays(_numeric(constant), _strings([t])) for t in texts),
     ]
     for i, column in enumerate(game.columns):
         values = rows[:, i]
@@ -85,9 +130,11 @@ class ResultWriter:
         self.tmp = temporary_path(self.path)
         self.schema = schema(game)
         small = [f.name for f in self.schema if f.name not in _DELTA_COLUMNS]
+        # The Arrow schema is stored at close, with the run's description in its metadata.
         self._writer = pq.ParquetWriter(
             self.tmp,
             self.schema,
+            store_schema=False,
             compression="zstd",
             use_dictionary=small,
             column_encoding={name: "DELTA_BINARY_PACKED" for name in _DELTA_COLUMNS},
@@ -111,7 +158,10 @@ class ResultWriter:
 
     def close(self, meta):
         self._flush()
-        self._writer.add_key_value_metadata({META_KEY: json.dumps(meta)})
+        text = json.dumps(meta)
+        described = self.schema.with_metadata({META_KEY: text})
+        stored = base64.b64encode(described.serialize().to_pybytes())
+        self._writer.add_key_value_metadata({META_KEY: text, b"ARROW:schema": stored})
         self._writer.close()
         os.replace(self.tmp, self.path)
 
