@@ -32,7 +32,8 @@ def _one_line_errors(command):
 @click.option(
     "--baseline",
     metavar="NAME",
-    help="Pair every other run with this policy (or run label) on the deals both played.",
+    help="In each (game, rules) group, pair every other run with this policy (or run label) "
+    "on the deals both played (default: the group's first run).",
 )
 @click.option(
     "--format",
@@ -48,21 +49,23 @@ def _one_line_errors(command):
 @OVERWRITE
 @_one_line_errors
 def compare(paths, baseline, fmt, out, overwrite):
-    """Compare runs: win rate, score and moves per (policy, rules, parameters).
+    """Compare runs: win rate, score and moves per (game, rules, policy, parameters).
 
-    PATH... are result files, or folders whose *.parquet files are all read; files of
-    one run are pooled, a deal counted once. Win rates get 95% Wilson intervals, mean
-    scores 95% normal intervals. A deal whose outcome is unknown (a solver gave up) is
-    neither won nor lost: the win rate is over decided deals, the unknown share apart.
+    PATH... are result files, or folders whose *.parquet files, in subfolders too, are all
+    read. Runs are grouped by game and rules, one block each; files of one run are pooled,
+    a deal counted once. Win rates get 95% Wilson intervals, mean scores 95% normal
+    intervals. A deal whose outcome is unknown (a solver gave up) is neither won nor lost:
+    the win rate is over decided deals, the unknown share apart.
 
-    With --baseline, each other run is paired with it on the deals both played (joined
-    on seed and deal): both won / run only / baseline only / neither, the difference of
-    win rates with Newcombe's hybrid score 95% interval for paired proportions (method
-    10, 1998), and the exact McNemar p-value (two-sided binomial test on the deals only
-    one of the two won). Runs of different rules are never paired.
+    In each group every other run is paired with the group's baseline (--baseline, by
+    default its first run) on the deals both played (joined on seed and deal): both won /
+    run only / baseline only / neither, the difference of win rates with Newcombe's hybrid
+    score 95% interval for paired proportions (method 10, 1998), and the exact McNemar
+    p-value (two-sided binomial test on the deals only one of the two won). Runs of
+    different games or rules are never paired.
     """
     from sim.engine.analysis import formats
-    from sim.engine.analysis.compare import comparison, find_baseline
+    from sim.engine.analysis.compare import comparison
     from sim.engine.analysis.inputs import load_runs
     from sim.engine.analysis.output import check_writable, write_atomically, write_text
 
@@ -74,8 +77,8 @@ def compare(paths, baseline, fmt, out, overwrite):
     runs = load_runs(paths)
     if out is not None:
         _refuse_an_input(out, runs)
-    _warn_incomplete(runs)
-    table = comparison(runs, find_baseline(runs, baseline) if baseline else None)
+    table = comparison(runs, baseline)
+    _notes(runs)
     if fmt == "parquet":
         write_atomically(out, lambda tmp: formats.write_parquet(table, tmp))
     elif out is not None:
@@ -95,14 +98,20 @@ def compare(paths, baseline, fmt, out, overwrite):
     show_default=True,
     help="report.html: one self-contained page; report.md: Markdown, plots in a folder beside.",
 )
-@click.option("--baseline", metavar="NAME", help="Pair runs with this one (default: the first).")
+@click.option(
+    "--baseline",
+    metavar="NAME",
+    help="In each (game, rules) group, pair runs with this one (default: the group's first).",
+)
 @OVERWRITE
 @_one_line_errors
 def report(paths, out, baseline, overwrite):
     """Write a report of runs: win rates, score distributions, paired wins and losses.
 
-    An .html output is a single page with the plots embedded; an .md output writes the
-    plots as PNG files in a folder named after the report (report.md -> report/).
+    PATH... are read as by sim compare, and grouped the same way: one section per game and
+    rules, each with its own baseline, with the figures sim compare gives. An .html output
+    is a single page with the plots embedded; an .md output writes the plots as PNG files
+    in a folder named after the report (report.md -> report/).
     """
     from sim.engine.analysis import report as reports
     from sim.engine.analysis.inputs import load_runs
@@ -110,8 +119,9 @@ def report(paths, out, baseline, overwrite):
     writer = reports.writer_for(out)
     reports.check_outputs(out, overwrite)
     runs = load_runs(paths)
-    _warn_incomplete(runs)
+    reports.check_outputs(out, overwrite, runs)
     written = writer(runs, out, baseline)
+    _notes(runs)
     click.echo(f"written     {written}", err=True)
 
 
@@ -123,18 +133,26 @@ def report(paths, out, baseline, overwrite):
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
-    help="Output file (default: PATH with the new suffix). A CSV gets its description in OUT.json.",
+    help="Output file, needed (keep it out of the results folder). A CSV gets its "
+    "description in OUT.json.",
 )
 @OVERWRITE
 @_one_line_errors
 def export(path, target, out, overwrite):
-    """Convert a result file to CSV or Parquet, keeping the run's description."""
+    """Convert a result file to CSV or Parquet, keeping the run's description.
+
+    A file written before rows carried their game, rules and params comes out in the
+    current layout, those columns added from its description: `--to parquet` upgrades it.
+    """
+    from sim.engine.analysis.export import NEEDS_OUT
     from sim.engine.analysis.export import export as convert
 
     if path.is_dir():
         raise AnalysisError(f"{path} is a folder; export converts one result file")
     if not path.exists():
         raise AnalysisError(f"{path}: no such file")
+    if out is None:
+        raise AnalysisError(NEEDS_OUT)
     for written in convert(path, target, out, overwrite):
         click.echo(f"written     {written}", err=True)
 
@@ -146,7 +164,10 @@ def _refuse_an_input(out, runs):
         raise AnalysisError(f"{out} is one of the inputs; choose another --out")
 
 
-def _warn_incomplete(runs):
+def _notes(runs):
+    """Notes on inputs: incomplete runs, and files of the old layout."""
+    from sim.engine.analysis.inputs import CONVERT_HINT
+
     for run in runs:
         for path, meta in zip(run.files, run.metas, strict=True):
             if meta.get("completed") is False:
@@ -156,3 +177,9 @@ def _warn_incomplete(runs):
                     "its deals are included",
                     err=True,
                 )
+    for path in dict.fromkeys(path for run in runs for path in run.old_files):
+        click.echo(
+            f"note: {path} has no game, rules and params columns; they were read from its "
+            f"run description ({CONVERT_HINT} converts it)",
+            err=True,
+        )

@@ -1,4 +1,5 @@
-"""`sim compare` on crafted result files whose counts are known, its formats and its errors."""
+"""`sim compare` on crafted result files whose counts are known, its formats and its errors;
+folders of several games, rules and parameters, grouped; files of the old layout."""
 
 import json
 
@@ -13,24 +14,38 @@ from scipy import stats
 from sim.engine.analysis import formats
 from sim.engine.analysis.compare import comparison, find_baseline
 from sim.engine.analysis.inputs import load_runs
+from sim.engine.run.results import params_text
 
 OUTCOMES = ("lost", "won", "capped", "unknown")
 
 
 def write_result(path, policy, won=None, *, deals=None, outcome=None, game="calc", rules=None,
-                 params=None, seed=0, score=None):  # fmt: skip
-    """A result file as the runner writes it, with chosen outcomes per deal."""
+                 params=None, seed=0, score=None, old=False):  # fmt: skip
+    """A result file as the runner writes it, with chosen outcomes per deal.
+
+    old=True: as files were written before rows said their run: of the four text columns
+    only `policy`, the game, rules and params in the run description alone."""
     if outcome is not None:
         codes = np.array([OUTCOMES.index(x) for x in outcome], np.int8)
         won = codes == OUTCOMES.index("won")
     won = np.asarray(won, bool)
     n = len(won)
     deals = np.arange(n) if deals is None else np.asarray(deals)
+    rules = rules or ({"wastes": 4} if game == "calc" else {"max_moves": 1000})
+    params = params or {}
+    texts = {
+        "game": game,
+        "rules": " ".join(f"{k}={v}" for k, v in rules.items()),
+        "policy": policy,
+        "params": params_text(params),
+    }
     columns = {
         "seed": pa.array(np.full(n, seed, np.int64)),
         "deal": pa.array(deals, pa.int64()),
-        "policy": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int8)), [policy]),
     }
+    for name, text in texts.items():
+        if not old or name == "policy":
+            columns[name] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int8)), [text])
     if outcome is not None:
         columns["outcome"] = pa.DictionaryArray.from_arrays(pa.array(codes), list(OUTCOMES))
     columns["won"] = pa.array(won)
@@ -39,10 +54,10 @@ def write_result(path, policy, won=None, *, deals=None, outcome=None, game="calc
     columns["moves"] = pa.array(50 + deals % 11, pa.int16())
     meta = {
         "game": game,
-        "rules": rules or ({"wastes": 4} if game == "calc" else {"max_moves": 1000}),
+        "rules": rules,
         "policy": policy,
         "policy_spec": policy,
-        "params": params or {},
+        "params": params,
         "seed": seed,
         "start": int(deals.min()) if n else 0,
         "n": n,
@@ -54,6 +69,7 @@ def write_result(path, policy, won=None, *, deals=None, outcome=None, game="calc
         "executor": "local, 1 worker(s)",
     }
     table = pa.table(columns).replace_schema_metadata({b"sim": json.dumps(meta)})
+    path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
     return path
 
@@ -76,7 +92,7 @@ def known_pair(folder):
 
 def test_paired_counts_of_a_known_pair_are_exact(tmp_path):
     runs = load_runs(known_pair(tmp_path))
-    table = comparison(runs, find_baseline(runs, "b")).set_index("run")
+    table = comparison(runs, "b").set_index("run")
     a = table.loc["a"]
     assert (a["paired"], a["both_won"], a["only_policy"], a["only_baseline"], a["neither"]) == (
         20,
@@ -87,10 +103,11 @@ def test_paired_counts_of_a_known_pair_are_exact(tmp_path):
     )
     assert a["win_rate_diff"] == pytest.approx((5 - 2) / 20)
     assert a["mcnemar_p"] == pytest.approx(stats.binomtest(5, 7, 0.5).pvalue, rel=1e-12)
+    assert a["mcnemar_log10_p"] == pytest.approx(np.log10(a["mcnemar_p"]), rel=1e-12)
     assert a["diff_low"] < 0.15 < a["diff_high"]
     assert (a["deals"], a["wins"]) == (25, 13)
     assert (table.loc["b", "deals"], table.loc["b", "wins"]) == (23, 5)
-    assert pd.isna(table.loc["b", "paired"])
+    assert pd.isna(table.loc["b", "paired"]) and table.loc["b", "baseline"] == ""
 
 
 def test_compare_says_how_many_deals_were_paired_when_deal_sets_differ(tmp_path):
@@ -121,7 +138,7 @@ def test_unknown_outcomes_are_neither_wins_nor_losses(tmp_path):
     write_result(tmp_path / "s.parquet", "solver", outcome=solver, game="jokers")
     write_result(tmp_path / "h.parquet", "heuristic", outcome=heuristic, game="jokers")
     runs = load_runs([tmp_path / "s.parquet", tmp_path / "h.parquet"])
-    table = comparison(runs, find_baseline(runs, "heuristic")).set_index("run")
+    table = comparison(runs, "heuristic").set_index("run")
     s = table.loc["solver"]
     assert (s["deals"], s["decided"], s["wins"], s["win_rate"]) == (10, 8, 4, 0.5)
     assert (s["unknown_share"], s["capped_share"]) == (0.2, 0.1)
@@ -141,13 +158,15 @@ def test_runs_of_one_policy_with_other_parameters_are_told_apart(tmp_path):
         find_baseline(runs, "planner")
 
 
-def test_runs_of_other_rules_get_their_own_rows(tmp_path):
+def test_runs_of_other_rules_are_groups_of_their_own(tmp_path):
     write_result(tmp_path / "w4.parquet", "a", [True, False])
     write_result(tmp_path / "w3.parquet", "a", [False, False], rules={"wastes": 3})
     result = sim("compare", tmp_path)
     assert result.exit_code == 0
-    assert "rules differ between runs" in result.output
-    assert "a wastes=3" in result.output and "a wastes=4" in result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "calc · wastes=3 · 1 run, 1 file"
+    assert "calc · wastes=4 · 1 run, 1 file" in lines
+    assert "paired" not in result.output
 
 
 def test_readable_numbers():
@@ -158,12 +177,15 @@ def test_readable_numbers():
     assert formats.count(1_234_567) == "1,234,567"
     assert formats.number(26.6667) == "26.67" and formats.number(12345.6) == "12,346"
     assert formats.p_value(0.41234) == "0.412" and formats.p_value(4.04e-28) == "4.0e-28"
+    assert formats.p_value(0.0, -1508.0016) == "1.0e-1508"
+    assert formats.p_value(0.0, -5773.8207) == "1.5e-5774"
+    assert formats.p_value(0.0) == "<1e-300"
     assert formats.span(0.00395, 0.0042, formats.percent) == "0.395 – 0.420%"
 
 
 def expected_table(tmp_path):
     runs = load_runs(known_pair(tmp_path))
-    return comparison(runs, find_baseline(runs, "b"))
+    return comparison(runs, "b")
 
 
 def assert_same_values(read, expected):
@@ -206,7 +228,7 @@ def test_format_follows_the_output_suffix(tmp_path):
     result = sim("compare", tmp_path / "a.parquet", tmp_path / "b.parquet", "--out", out)
     assert result.exit_code == 0
     text = out.read_text()
-    assert text.startswith("## calc · wastes=4") and "| run |" in text
+    assert text.startswith("## calc · wastes=4 · 2 runs, 2 files\n") and "| run |" in text
 
 
 def test_table_is_aligned_and_names_its_methods(tmp_path):
@@ -227,7 +249,7 @@ def test_existing_output_is_kept_without_overwrite(tmp_path):
     assert result.output.strip() == f"Error: {out} exists; use --overwrite to replace it"
     assert out.read_text() == "mine"
     assert sim("compare", a, b, "--out", out, "--overwrite").exit_code == 0
-    assert out.read_text().startswith("run,game,policy")
+    assert out.read_text().startswith("run,game,rules,policy,params,files,deals")
 
 
 def bad_inputs(tmp_path):
@@ -245,9 +267,9 @@ def bad_inputs(tmp_path):
     data[4:400] = bytes(396)
     corrupt.write_bytes(bytes(data))
     empty = tmp_path / "empty"
-    empty.mkdir()
+    (empty / "calc").mkdir(parents=True)
+    (empty / "calc" / ".hidden.parquet").write_bytes(a.read_bytes())
     other_game = write_result(tmp_path / "j.parquet", "j", outcome=["won"], game="jokers")
-    other_rules = write_result(tmp_path / "w3.parquet", "c", [True], rules={"wastes": 3})
 
     def arrow_message(path):
         try:
@@ -264,13 +286,9 @@ def bad_inputs(tmp_path):
             [truncated],
             f"Error: {truncated}: not a readable Parquet file ({arrow_message(truncated)})",
         ),
-        ([empty], f"Error: {empty}: no result files (*.parquet) in this folder"),
+        ([empty], f"Error: {empty}: no result files (*.parquet) in this folder or below"),
         ([a, "--baseline", "c"], "Error: baseline 'c' is not among the runs (a)"),
-        ([a, other_game], f"Error: files of different games: {a} is calc, {other_game} is jokers"),
-        (
-            [a, other_rules, "--baseline", "a"],
-            "Error: cannot pair runs of different rules: a played wastes=4, c wastes=3",
-        ),
+        ([a, other_game, "--baseline", "c"], "Error: baseline 'c' is not among the runs (a, j)"),
         ([corrupt], None),
     ]
 
@@ -300,3 +318,159 @@ def test_parquet_needs_an_output_file(tmp_path):
     result = sim("compare", a, "--format", "parquet")
     assert result.exit_code == 1
     assert result.output.strip() == "Error: --format parquet needs --out FILE"
+
+
+def mixed_folder(root):
+    """A results folder of three games, one subfolder each: calc under two rules (one in a
+    deeper folder), one policy with two settings, a run in two overlapping files, and a
+    Montana run whose second file is of the old layout; a hidden folder that is skipped."""
+    calc, jokers, montana = root / "calc", root / "jokers", root / "montana"
+    deals = np.arange(40)
+    write_result(calc / "greedy.parquet", "greedy", deals % 4 == 0)
+    write_result(calc / "planner-a.parquet", "planner", deals[:25] % 2 == 0, deals=deals[:25],
+                 params={"depth": 1})  # fmt: skip
+    write_result(calc / "planner-b.parquet", "planner", deals[20:] % 2 == 0, deals=deals[20:],
+                 params={"depth": 1})  # fmt: skip
+    write_result(calc / "planner-deep.parquet", "planner", deals % 5 == 0, params={"depth": 2})
+    write_result(calc / "w3" / "greedy.parquet", "greedy", deals % 10 == 0, rules={"wastes": 3})
+    solver = ["won", "won", "unknown", "lost"] * 10
+    write_result(jokers / "solver.parquet", "solver", outcome=solver, game="jokers")
+    write_result(jokers / "greedy.parquet", "greedy", outcome=["won", "lost", "lost", "lost"] * 10,
+                 game="jokers")  # fmt: skip
+    rules = {"redeals": 2, "max_moves": 5000}
+    write_result(montana / "first-1.parquet", "first", deals[:20] % 3 == 0, deals=deals[:20],
+                 game="montana", rules=rules)  # fmt: skip
+    write_result(montana / "first-2.parquet", "first", deals[20:] % 3 == 0, deals=deals[20:],
+                 game="montana", rules=rules, old=True)  # fmt: skip
+    write_result(montana / "greedy.parquet", "greedy", deals % 2 == 0, game="montana", rules=rules)
+    write_result(root / ".trash" / "copy.parquet", "greedy", deals >= 0)
+    return root
+
+
+MIXED_GROUPS = [
+    "calc · wastes=4 · 3 runs, 4 files",
+    "calc · wastes=3 · 1 run, 1 file",
+    "jokers · max_moves=1000 · 2 runs, 2 files",
+    "montana · redeals=2 max_moves=5000 · 2 runs, 3 files",
+]
+
+
+def test_a_folder_of_several_games_rules_and_parameters_is_compared_group_by_group(tmp_path):
+    result = sim("compare", mixed_folder(tmp_path / "results"))
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert [line for line in text.splitlines() if " · " in line] == MIXED_GROUPS
+    # every group of several runs is paired with its own first run
+    assert [line for line in text.splitlines() if line.startswith("paired with")] == [
+        "paired with greedy",  # calc, wastes=4
+        "paired with greedy",  # jokers
+        "paired with first",  # montana
+    ]
+    lines = text.splitlines()
+    depth1 = next(line for line in lines if line.startswith("planner depth=1  "))
+    assert depth1.split()[2:5] == ["2", "40", "20"]  # files, deals (overlap counted once), wins
+    assert next(line for line in lines if line.startswith("planner depth=1  ") and "pp" in line)
+    note = result.stderr.strip()
+    assert note == (
+        f"note: {tmp_path / 'results' / 'montana' / 'first-2.parquet'} has no game, rules and "
+        "params columns; they were read from its run description (sim export OLD --to parquet "
+        "--out NEW converts it)"
+    )
+
+
+def test_groups_figures_and_pairs_of_a_mixed_folder_are_exact(tmp_path):
+    runs = load_runs([mixed_folder(tmp_path)])
+    table = comparison(runs, "greedy")
+    rows = {(r.game, r.rules, r.run): r for r in table.itertuples()}
+    assert list(rows) == [
+        ("calc", "wastes=4", "greedy"),
+        ("calc", "wastes=4", "planner depth=1"),
+        ("calc", "wastes=4", "planner depth=2"),
+        ("calc", "wastes=3", "greedy"),
+        ("jokers", "max_moves=1000", "greedy"),
+        ("jokers", "max_moves=1000", "solver"),
+        ("montana", "redeals=2 max_moves=5000", "first"),
+        ("montana", "redeals=2 max_moves=5000", "greedy"),
+    ]
+    planner = rows["calc", "wastes=4", "planner depth=1"]
+    assert (planner.files, planner.deals, planner.wins, planner.params) == (2, 40, 20, "depth=1")
+    cells = ("paired", "both_won", "only_policy", "only_baseline", "neither")
+    assert tuple(getattr(planner, c) for c in cells) == (40, 10, 10, 0, 20)
+    assert rows["calc", "wastes=3", "greedy"].baseline == ""  # alone in its group
+    first = rows["montana", "redeals=2 max_moves=5000", "first"]
+    assert (first.files, first.deals, first.wins) == (2, 40, 14)  # an old file pooled in
+    assert (first.baseline, first.both_won, first.only_policy, first.only_baseline) == (
+        "greedy", 7, 7, 13)  # fmt: skip
+    solver = rows["jokers", "max_moves=1000", "solver"]
+    assert (solver.decided, solver.wins, solver.both_won, solver.only_policy) == (30, 20, 10, 10)
+    assert table.attrs["groups"][3] == {
+        "game": "montana", "rules": "redeals=2 max_moves=5000", "runs": 2, "files": 3
+    }  # fmt: skip
+
+
+def test_a_baseline_missing_from_a_group_leaves_that_group_unpaired(tmp_path):
+    result = sim("compare", mixed_folder(tmp_path), "--baseline", "solver")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("not paired: no run here is the baseline 'solver'") == 2
+    assert "paired with solver" in result.stdout
+    ambiguous = sim("compare", tmp_path, "--baseline", "planner")
+    assert ambiguous.output.strip() == (
+        "Error: baseline 'planner' names several runs; pick one of 'planner depth=1', "
+        "'planner depth=2'"
+    )
+    chosen = sim("compare", tmp_path, "--baseline", "planner depth=2")
+    assert "paired with planner depth=2" in chosen.stdout
+
+
+def test_a_file_whose_rows_name_several_runs_is_split_between_them(tmp_path):
+    one = pq.read_table(write_result(tmp_path / "x" / "a.parquet", "a", [True, False, True]))
+    two = pq.read_table(write_result(tmp_path / "x" / "b.parquet", "b", [False, False, True]))
+    both = pa.concat_tables([one, two]).replace_schema_metadata(one.schema.metadata)
+    pq.write_table(both, tmp_path / "both.parquet")
+    runs = load_runs([tmp_path / "both.parquet"])
+    assert [(run.label, run.deals, int(run.won.sum())) for run in runs] == [
+        ("a", 3, 2),
+        ("b", 3, 1),
+    ]
+    separate = comparison(load_runs([tmp_path / "x"]))
+    assert_same_values(comparison(runs).drop(columns="files"), separate.drop(columns="files"))
+
+
+def test_an_old_file_is_read_as_its_current_layout_copy(tmp_path):
+    won = np.arange(30) % 3 == 0
+    old = write_result(tmp_path / "old" / "a.parquet", "a", won, params={"c": 0.5}, old=True)
+    new = write_result(tmp_path / "new" / "a.parquet", "a", won, params={"c": 0.5})
+    assert "game" not in pq.read_schema(old).names
+    from_old, from_new = comparison(load_runs([old])), comparison(load_runs([new]))
+    assert_same_values(from_old, from_new)
+    assert from_old.loc[0, "params"] == "c=0.5"
+    (pooled,) = load_runs([old, new])
+    assert (len(pooled.files), pooled.deals, pooled.old_files) == (2, 30, [old])
+
+
+def lopsided_pair(folder):
+    """Over 20,000 deals, only a wins 13,956 and only b 3,375: p is about 1e-1508."""
+    n = 20_000
+    a_won = np.arange(n) < 13_956
+    b_won = (np.arange(n) >= 13_956) & (np.arange(n) < 13_956 + 3_375)
+    return (write_result(folder / "a.parquet", "a", a_won),
+            write_result(folder / "b.parquet", "b", b_won))  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
+def test_machine_formats_keep_a_p_value_below_the_smallest_float(tmp_path, fmt):
+    a, b = lopsided_pair(tmp_path)
+    out = tmp_path / f"c.{fmt}"
+    assert sim("compare", a, b, "--baseline", "b", "--out", out).exit_code == 0
+    if fmt == "csv":
+        read = pd.read_csv(out)
+    elif fmt == "parquet":
+        read = pd.read_parquet(out)
+    else:
+        read = pd.DataFrame(json.loads(out.read_text())["runs"])
+    row = read.set_index("run").loc["a"]
+    assert row["mcnemar_p"] == 0.0  # what a float can hold
+    assert row["mcnemar_log10_p"] == pytest.approx(-1508.00159262625, rel=1e-12)
+    table = sim("compare", a, b, "--baseline", "b").stdout
+    paired_line = [line for line in table.splitlines() if line.startswith("a ")][-1]
+    assert paired_line.endswith("  1.0e-1508")

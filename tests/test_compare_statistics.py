@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sim.engine.analysis.intervals import mcnemar_exact_p, mean_interval, paired_difference_interval
+from sim.engine.analysis.intervals import (
+    mcnemar_exact_p,
+    mcnemar_log10_p,
+    mean_interval,
+    paired_difference_interval,
+)
 from sim.engine.stats import wilson_interval
 
 
@@ -35,6 +40,32 @@ def test_mcnemar_p_is_scipys_two_sided_binomial_test(only_a, only_b):
 
 def test_mcnemar_p_of_a_lopsided_million_underflows_to_zero_not_an_error():
     assert mcnemar_exact_p(13_956, 3_375) == 0.0
+
+
+def log10_tail_by_lgamma(only_a, only_b):
+    """log10 of 2 P(X <= min) for X ~ Binomial(n, 1/2), term by term with math.lgamma."""
+    n, k = only_a + only_b, min(only_a, only_b)
+    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(k + 1)]
+    top = max(terms)
+    log_tail = top + math.log(sum(math.exp(t - top) for t in terms)) + n * math.log(0.5)
+    return min(0.0, (math.log(2) + log_tail) / math.log(10))
+
+
+@pytest.mark.parametrize(
+    "only_a, only_b", [(13_956, 3_375), (31_236, 3_158), (0, 5_000), (120_000, 100_000)]
+)
+def test_mcnemar_log10_p_stays_a_number_where_the_p_value_underflows(only_a, only_b):
+    expected = log10_tail_by_lgamma(only_a, only_b)
+    assert expected < -300
+    assert mcnemar_log10_p(only_a, only_b) == pytest.approx(expected, rel=1e-10)
+    assert mcnemar_log10_p(only_b, only_a) == mcnemar_log10_p(only_a, only_b)
+
+
+@pytest.mark.parametrize("only_a, only_b", [(5, 2), (0, 92), (300, 76), (40_000, 41_000)])
+def test_mcnemar_log10_p_is_the_log_of_scipys_p_value(only_a, only_b):
+    expected = math.log10(stats.binomtest(only_a, only_a + only_b, 0.5).pvalue)
+    assert mcnemar_log10_p(only_a, only_b) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert mcnemar_log10_p(7, 7) == mcnemar_log10_p(0, 0) == 0.0
 
 
 def test_paired_interval_is_newcombes_method_10_on_his_published_example():

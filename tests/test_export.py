@@ -31,7 +31,8 @@ def test_csv_export_round_trips_values_and_description(played, tmp_path):
     read = pd.read_csv(out, keep_default_na=False)  # an empty `params` stays ""
     assert list(read.columns) == list(original.columns)
     for column in original.columns:
-        expected = original[column].astype(str if column == "policy" else original[column].dtype)
+        text = isinstance(original[column].dtype, pd.CategoricalDtype)
+        expected = original[column].astype(str if text else original[column].dtype)
         assert read[column].astype(expected.dtype).tolist() == expected.tolist()
     assert json.loads((tmp_path / "deals.csv.json").read_text()) == meta(played)
 
@@ -39,7 +40,7 @@ def test_csv_export_round_trips_values_and_description(played, tmp_path):
 def test_coded_columns_are_written_as_labels(tmp_path):
     source = write_result(tmp_path / "j.parquet", "solver", outcome=["won", "unknown", "capped"],
                           game="jokers")  # fmt: skip
-    assert sim("export", source, "--to", "csv").exit_code == 0
+    assert sim("export", source, "--to", "csv", "--out", tmp_path / "j.csv").exit_code == 0
     read = pd.read_csv(tmp_path / "j.csv")
     assert read["outcome"].tolist() == ["won", "unknown", "capped"]
     assert read["won"].tolist() == [True, False, False]
@@ -53,22 +54,24 @@ def test_parquet_export_round_trips_values_and_description(played, tmp_path):
     assert sim("compare", out).exit_code == 0
 
 
-def test_default_output_is_the_input_with_the_new_suffix(played, tmp_path):
+NEEDS_OUT = (
+    "Error: export needs --out FILE, outside the results folder "
+    "(a copy beside its input would be read again by scans of that folder)"
+)
+
+
+@pytest.mark.parametrize("target", ["csv", "parquet"])
+def test_an_export_without_out_is_refused_in_one_line(played, tmp_path, target):
     source = tmp_path / played.name
     source.write_bytes(played.read_bytes())
-    result = sim("export", source, "--to", "csv")
-    assert result.exit_code == 0
-    assert source.with_suffix(".csv").exists()
-    assert (tmp_path / "greedy.csv.json").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "greedy.csv",
-        "greedy.csv.json",
-        "greedy.parquet",
-    ]
+    result = sim("export", source, "--to", target)
+    assert result.exit_code == 1
+    assert result.output == NEEDS_OUT + "\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["greedy.parquet"]
 
 
 def test_export_never_replaces_its_input(played):
-    result = sim("export", played, "--to", "parquet", "--overwrite")
+    result = sim("export", played, "--to", "parquet", "--out", played, "--overwrite")
     assert result.exit_code == 1
     assert result.output.strip() == (
         f"Error: {played}: the output would replace the input; choose another --out"
@@ -119,4 +122,36 @@ def test_csv_rows_are_plain_values_with_labels_and_lowercase_booleans(tmp_path):
     source = write_result(tmp_path / "s.parquet", "a", np.array([True, False]))
     out = tmp_path / "s.csv"
     assert sim("export", source, "--to", "csv", "--out", out).exit_code == 0
-    assert out.read_text().splitlines()[1] == '0,0,"a",true,52,50'
+    assert out.read_text().splitlines()[1] == '0,0,"calc","wastes=4","a","",true,52,50'
+
+
+def test_an_old_file_is_exported_in_the_current_layout(tmp_path):
+    """A file of the old layout (of the four text columns only `policy`): its export gets
+    game, rules and params from its run description, in their place, described."""
+    old = write_result(tmp_path / "old.parquet", "mc", [True, False, True], old=True,
+                       params={"samples": 256, "c": 0.5}, rules={"wastes": 3})  # fmt: skip
+    assert pq.read_schema(old).names == ["seed", "deal", "policy", "won", "score", "moves"]
+    new = tmp_path / "upgraded" / "new.parquet"
+    result = sim("export", old, "--to", "parquet", "--out", new)
+    assert result.exit_code == 0, result.output
+    schema = pq.read_schema(new)
+    assert schema.names == ["seed", "deal", "game", "rules", "policy", "params", "won", "score",
+                            "moves"]  # fmt: skip
+    assert str(schema.field("rules").type) == "dictionary<values=string, indices=int8, ordered=0>"
+    assert schema.field("params").metadata[b"description"].startswith(b"the policy's parameters")
+    assert schema.field("score").metadata[b"description"] == b"cards on the foundations, 4..52"
+    rows = pd.read_parquet(new)
+    texts = rows[["game", "rules", "policy", "params"]].astype(str).drop_duplicates()
+    assert texts.values.tolist() == [["calc", "wastes=3", "mc", "samples=256 c=0.5"]]
+    assert rows["won"].tolist() == [True, False, True]
+    assert meta(new) == meta(old)
+    compared = sim("compare", old, new)  # one run: the two files pooled, no note for the new
+    assert compared.exit_code == 0
+    assert compared.stdout.splitlines()[0] == "calc · wastes=3 · 1 run, 2 files"
+    assert compared.stderr.count("note: ") == 1
+    csv = tmp_path / "old.csv"
+    assert sim("export", old, "--to", "csv", "--out", csv).exit_code == 0
+    assert csv.read_text().splitlines()[:2] == [
+        '"seed","deal","game","rules","policy","params","won","score","moves"',
+        '0,0,"calc","wastes=3","mc","samples=256 c=0.5",true,52,50',
+    ]

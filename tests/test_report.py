@@ -1,10 +1,11 @@
 """`sim report`: one self-contained HTML page, or Markdown with its plots beside it."""
 
+import re
 from html.parser import HTMLParser
 
 import pytest
 from conftest import sim
-from test_compare import known_pair, write_result
+from test_compare import MIXED_GROUPS, known_pair, mixed_folder, write_result
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PLOTS = ("win_rate", "scores", "reach", "difference")
@@ -31,14 +32,14 @@ class Page(HTMLParser):
             self.tables[-1].append([])
         elif tag in ("td", "th"):
             self._cell = ""
-        elif tag in ("h1", "h2"):
+        elif tag in ("h1", "h2", "h3"):
             self._heading = ""
 
     def handle_endtag(self, tag):
         if tag in ("td", "th"):
             self.tables[-1][-1].append(self._cell)
             self._cell = None
-        elif tag in ("h1", "h2"):
+        elif tag in ("h1", "h2", "h3"):
             self.headings.append(self._heading)
             self._heading = None
 
@@ -73,7 +74,8 @@ def test_html_report_embeds_every_plot_and_the_tables(tmp_path):
     # the baseline defaults to the first run: b is paired with a
     assert paired[0][:6] == ["run", "paired", "both won", "run only", "a only", "neither"]
     assert paired[1][:6] == ["b", "20", "3", "2", "5", "10"]
-    assert [row[1] for row in inputs[1:]] == ["a.parquet", "b.parquet"]
+    assert [row[2] for row in inputs[1:]] == ["a.parquet", "b.parquet"]
+    assert page.headings[:3] == ["calc report: a, b", "calc · wastes=4 · 2 runs, 2 files", "Runs"]
     assert "Paired with a" in page.headings
 
 
@@ -112,12 +114,15 @@ def test_a_single_run_has_no_paired_section(tmp_path):
     assert len(page.images) == 3 and len(page.tables) == 2
 
 
-def test_runs_of_other_rules_are_reported_but_not_paired(tmp_path):
+def test_runs_of_other_rules_are_reported_apart_and_not_paired(tmp_path):
     a, _ = known_pair(tmp_path)
     w3 = write_result(tmp_path / "w3.parquet", "c", [True, False], rules={"wastes": 3})
     out = tmp_path / "mixed.html"
     assert sim("report", a, w3, "--out", out).exit_code == 0
-    assert "not made: the runs have different rules" in out.read_text()
+    page = Page(out.read_text())
+    assert "calc · wastes=4 · 1 run, 1 file" in page.headings
+    assert "calc · wastes=3 · 1 run, 1 file" in page.headings
+    assert not any(heading.startswith("Paired") for heading in page.headings)
 
 
 @pytest.mark.parametrize(
@@ -169,3 +174,72 @@ def test_markdown_overwrite_replaces_only_the_reports_own_plots(tmp_path):
         "scores.png",
         "win_rate.png",
     ]
+
+
+def compare_blocks(text):
+    """{group heading: [rows of cells]} of sim compare's table, cells split on 2+ spaces."""
+    blocks, heading = {}, None
+    for line in text.splitlines():
+        if " · " in line:
+            heading = line
+            blocks[heading] = []
+        elif line and not line.startswith(("  ", "paired with")):
+            blocks[heading].append(re.split(r"\s{2,}", line.strip()))
+    return blocks
+
+
+def report_blocks(page):
+    """The same from a report page: each group's tables, its heading before them."""
+    blocks, tables = {}, iter(page.tables)
+    for heading in page.headings:
+        if " · " in heading and not heading.startswith("Report"):
+            blocks[heading] = []
+            current = heading
+        elif heading in ("Runs",) or heading.startswith("Paired with"):
+            blocks[current] += next(tables)
+    return blocks
+
+
+@pytest.mark.parametrize("baseline", [None, "greedy"])
+def test_report_and_compare_show_the_same_groups_and_figures(tmp_path, baseline):
+    folder = mixed_folder(tmp_path / "results")
+    chosen = ["--baseline", baseline] if baseline else []
+    compared = sim("compare", folder, *chosen)
+    out = tmp_path / "mixed.html"
+    reported = sim("report", folder, "--out", out, *chosen)
+    assert compared.exit_code == 0 and reported.exit_code == 0, reported.output
+    from_compare = compare_blocks(compared.stdout)
+    page = Page(out.read_text())
+    assert list(from_compare) == MIXED_GROUPS
+    assert report_blocks(page) == from_compare
+    assert page.headings[0] == (
+        "Report of 8 runs: calc · wastes=4; calc · wastes=3; jokers · max_moves=1000; "
+        "montana · redeals=2 max_moves=5000"
+    )
+    inputs = page.tables[-1]
+    assert inputs[0] == ["game · rules", "run", "file", "seed", "first deal", "deals", "complete",
+                         "layout"]  # fmt: skip
+    assert ["montana · redeals=2 max_moves=5000", "first", "montana/first-2.parquet", "0", "20",
+            "20", "yes", "old"] in inputs  # fmt: skip
+    assert len(inputs) == 1 + 10  # the hidden folder's file is not read
+    assert reported.stderr.count("note: ") == compared.stderr.count("note: ") == 1
+
+
+def test_markdown_report_of_several_groups_names_each_groups_plots(tmp_path):
+    folder = mixed_folder(tmp_path / "results")
+    out = tmp_path / "all.md"
+    assert sim("report", folder, "--out", out).exit_code == 0
+    names = sorted(p.name for p in (tmp_path / "all").iterdir())
+    assert names == sorted(
+        f"{group}-{plot}.png"
+        for group, plots in [
+            ("calc-wastes4", PLOTS),
+            ("calc-wastes3", PLOTS[:3]),
+            ("jokers-max_moves1000", PLOTS),
+            ("montana-redeals2-max_moves5000", PLOTS),
+        ]
+        for plot in plots
+    )
+    text = out.read_text()
+    assert "](all/montana-redeals2-max_moves5000-difference.png)" in text
+    assert "## calc · wastes=3 · 1 run, 1 file" in text

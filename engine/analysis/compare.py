@@ -1,4 +1,7 @@
-"""The comparison table: one row per run, and its paired comparison with a baseline run.
+"""The comparison table: one row per run, and its paired comparison with its group's baseline.
+
+Runs are grouped by (game, rules) (inputs.groups_of); each group has its own baseline run,
+and a run is paired only with the baseline of its group, on the deals both played.
 
 A run's win rate is over its decided deals: a deal whose outcome is `unknown` (a solver
 that gave up) is neither a win nor a loss; the unknown share is reported apart. Two runs
@@ -8,18 +11,31 @@ are paired on the deals both played, and on those decided in both.
 import numpy as np
 import pandas as pd
 
-from sim.engine.analysis.inputs import UNKNOWN, AnalysisError, describe
-from sim.engine.analysis.intervals import mcnemar_exact_p, mean_interval, paired_difference_interval
+from sim.engine.analysis.inputs import UNKNOWN, AnalysisError, groups_of
+from sim.engine.analysis.intervals import (
+    mcnemar_log10_p,
+    mean_interval,
+    paired_difference_interval,
+)
 from sim.engine.stats import wilson_interval
 
 PAIRED_COUNTS = ("paired", "undecided_pairs", "both_won", "only_policy", "only_baseline", "neither")
+# The paired columns, after every run's own figures.
+PAIRED_COLUMNS = ("baseline", *PAIRED_COUNTS, "win_rate_diff", "diff_low", "diff_high",
+                  "mcnemar_p", "mcnemar_log10_p")  # fmt: skip
+DEFAULT_BASELINE = "the first run of each group"
+
+
+def _named(runs, name):
+    """The runs a `--baseline` name names: a run label, or a policy name."""
+    return [run for run in runs if run.label == name] or [r for r in runs if r.policy == name]
 
 
 def find_baseline(runs, name):
-    """The run named by `--baseline`: a run label, or a policy name that only one run has."""
-    matches = [run for run in runs if run.label == name] or [r for r in runs if r.policy == name]
+    """The one run of runs that NAME names: a run label, or a policy only one run has."""
+    matches = _named(runs, name)
     if not matches:
-        known = ", ".join(run.label for run in runs)
+        known = ", ".join(dict.fromkeys(run.label for run in runs))
         raise AnalysisError(f"baseline {name!r} is not among the runs ({known})")
     if len(matches) > 1:
         known = ", ".join(repr(run.label) for run in matches)
@@ -27,15 +43,19 @@ def find_baseline(runs, name):
     return matches[0]
 
 
-def check_pairable(runs):
-    """Runs are paired only when they played under the same rules (one game: load_runs)."""
-    first = runs[0]
-    for run in runs[1:]:
-        if run.rules != first.rules:
-            raise AnalysisError(
-                f"cannot pair runs of different rules: {first.policy} played "
-                f"{describe(first.rules)}, {run.policy} {describe(run.rules)}"
-            )
+def baselines(groups, name=None):
+    """Each group's baseline run, or None for a group that is not paired.
+
+    Without a name, the first run of every group of two runs or more. With one, in each
+    group the run it names (a group without it is not paired); a name that no group has is
+    an error, as is one that names several runs of a group."""
+    if name is None:
+        return [group.runs[0] if len(group.runs) > 1 else None for group in groups]
+    chosen = [find_baseline(group.runs, name) if _named(group.runs, name) else None
+              for group in groups]  # fmt: skip
+    if not any(chosen):
+        find_baseline([run for group in groups for run in group.runs], name)
+    return chosen
 
 
 def summary_row(run):
@@ -48,9 +68,9 @@ def summary_row(run):
     row = {
         "run": run.label,
         "game": run.game,
+        "rules": run.rules,
         "policy": run.policy,
-        "rules": describe(run.rules),
-        "params": describe(run.params),
+        "params": run.params,
         "files": len(run.files),
         "deals": deals,
         "decided": decided,
@@ -80,6 +100,7 @@ def paired_row(run, baseline):
     only_baseline = int(np.count_nonzero(~won & base_won))
     neither = len(won) - both - only_policy - only_baseline
     difference, low, high = paired_difference_interval(both, only_policy, only_baseline, neither)
+    log10_p = mcnemar_log10_p(only_policy, only_baseline)
     return {
         "baseline": baseline.label,
         "paired": len(in_run),
@@ -91,32 +112,49 @@ def paired_row(run, baseline):
         "win_rate_diff": difference,
         "diff_low": low,
         "diff_high": high,
-        "mcnemar_p": mcnemar_exact_p(only_policy, only_baseline),
+        "mcnemar_p": 10.0**log10_p,  # 0.0 below the smallest float: see mcnemar_log10_p
+        "mcnemar_log10_p": log10_p,
     }
 
 
 def comparison(runs, baseline=None):
-    """One row per run; with a baseline run, each other run's paired comparison with it.
+    """One row per run, grouped by (game, rules); within each group, each run's paired
+    comparison with the group's baseline (`baselines`: the run named `baseline`, or by
+    default the group's first run).
 
-    The table's `attrs` hold what a reader of the table needs: game, baseline, methods.
+    The rows of a group are together, groups in order of first appearance. The table's
+    `attrs` hold what a reader of the table needs: the groups, the baseline asked, methods.
     """
-    rows = [summary_row(run) for run in runs]
-    if baseline is not None:
-        check_pairable(runs)
-        for row, run in zip(rows, runs, strict=True):
-            row |= paired_row(run, baseline) if run is not baseline else {"baseline": ""}
+    groups = groups_of(runs)
+    rows = []
+    for group, base in zip(groups, baselines(groups, baseline), strict=True):
+        for run in group.runs:
+            row = summary_row(run)
+            if base is not None:
+                row |= paired_row(run, base) if run is not base else {"baseline": ""}
+            rows.append(row)
     table = pd.DataFrame(rows)
+    paired = [name for name in PAIRED_COLUMNS if name in table]
+    table = table[[name for name in table if name not in PAIRED_COLUMNS] + paired]
+    if "baseline" not in table:
+        table["baseline"] = ""
+    table["baseline"] = table["baseline"].fillna("")
     if not any(UNKNOWN in run.outcome_shares for run in runs):
         table = table.drop(columns=["decided", "undecided_pairs"], errors="ignore")
     for name in PAIRED_COUNTS:
         if name in table:
             table[name] = table[name].astype("Int64")
     table.attrs = {
-        "game": runs[0].game,
-        "baseline": baseline.label if baseline is not None else "",
+        "groups": [
+            {"game": g.game, "rules": g.rules, "runs": len(g.runs), "files": len(g.files)}
+            for g in groups
+        ],
+        "baseline": baseline or DEFAULT_BASELINE,
+        "paired": "only runs of one game and its rules, on the deals both played",
         "win_rate_interval": "Wilson score, 95%",
         "score_interval": "normal approximation, 95%",
         "difference_interval": "Newcombe hybrid score for paired proportions, 95%",
-        "p_value": "exact McNemar (two-sided binomial test on discordant deals)",
+        "p_value": "exact McNemar (two-sided binomial test on discordant deals); "
+        "mcnemar_log10_p is its log10, exact where mcnemar_p underflows to 0",
     }
     return table

@@ -59,11 +59,18 @@ def count(value):
     return MISSING if value is None or pd.isna(value) else f"{int(value):,}"
 
 
-def p_value(p):
+def p_value(p, log10_p=None):
+    """0.412, 4.0e-28; below the smallest float, from its log10: 9.9e-1509 (or <1e-300)."""
     if p is None or pd.isna(p):
         return MISSING
     if p == 0:
-        return "<1e-300"
+        if log10_p is None or pd.isna(log10_p) or math.isinf(log10_p):
+            return "<1e-300"
+        exponent = math.floor(log10_p)
+        mantissa = round(10 ** (log10_p - exponent), 1)
+        if mantissa >= 10:
+            mantissa, exponent = mantissa / 10, exponent + 1
+        return f"{mantissa:.1f}e{exponent}"
     return f"{p:.3g}" if p >= 0.001 else f"{p:.1e}"
 
 
@@ -78,13 +85,40 @@ def span(low, high, show):
     return f"{left} – {right}"
 
 
+def group_tables(table):
+    """The rows of each (game, rules) group, groups in their order in the table."""
+    keys = list(zip(table["game"], table["rules"], strict=True))
+    result = []
+    for key in dict.fromkeys(keys):
+        part = table[[k == key for k in keys]]
+        part.attrs = table.attrs
+        result.append(part)
+    return result
+
+
+def _shown(table, column):
+    """Whether a share or mean column tells anything about these runs: not all empty, and
+    for an outcome share, not all zero."""
+    values = pd.to_numeric(table[column], errors="coerce")
+    if column.endswith("_share"):
+        return bool((values.fillna(0) > 0).any())
+    return bool(values.notna().any())
+
+
+def has_unknown(table):
+    return "decided" in table and bool((table["decided"] < table["deals"]).any())
+
+
 def summary_block(table):
-    """Headers, rows and notes of the per-run figures."""
-    shares = [c for c in table.columns if c.endswith("_share")]
-    means = [c for c in table.columns if c.endswith("_mean") and c not in ("score_mean",)]
+    """Headers, rows and notes of the per-run figures of one group."""
+    shares = [c for c in table.columns if c.endswith("_share") and _shown(table, c)]
+    means = [
+        c for c in table.columns if c.endswith("_mean") and c != "score_mean" and _shown(table, c)
+    ]
     pooled = "files" in table and (table["files"] > 1).any()
+    decided = has_unknown(table)
     headers = ["run"] + (["files"] if pooled else []) + ["deals"]
-    headers += ["decided"] if "decided" in table else []
+    headers += ["decided"] if decided else []
     headers += ["wins", "win rate", "95% CI"]
     headers += [c.removesuffix("_share") for c in shares]
     headers += ["mean score", "95% CI"] + [
@@ -93,7 +127,7 @@ def summary_block(table):
     rows = []
     for _, r in table.iterrows():
         row = [r["run"]] + ([count(r["files"])] if pooled else []) + [count(r["deals"])]
-        row += [count(r["decided"])] if "decided" in table else []
+        row += [count(r["decided"])] if decided else []
         row += [count(r["wins"]), percent(r["win_rate"])]
         row.append(span(r["win_rate_low"], r["win_rate_high"], percent))
         row += [percent(r[c]) for c in shares]
@@ -101,33 +135,42 @@ def summary_block(table):
         row += [number(r[c]) for c in means]
         rows.append(row)
     notes = []
-    if "decided" in table:
+    if decided:
         notes.append("win rate over decided deals; an unknown outcome is neither won nor lost")
     return headers, rows, notes
 
 
+def baseline_of(table):
+    """The label of the baseline of one group's rows, or "" when the group is not paired."""
+    names = [name for name in table["baseline"] if isinstance(name, str) and name]
+    return names[0] if names else ""
+
+
 def paired_block(table):
-    """Headers, rows and notes of the paired comparison with the baseline."""
-    baseline = table.attrs.get("baseline", "")
-    others = table[table["baseline"].fillna("") != ""]
+    """Headers, rows and notes of the paired comparison of one group with its baseline."""
+    baseline = baseline_of(table)
+    others = table[table["baseline"] == baseline]
+    undecided = "undecided_pairs" in table and bool((others["undecided_pairs"] > 0).any())
     headers = ["run", "paired"]
-    headers += ["undecided"] if "undecided_pairs" in table else []
+    headers += ["undecided"] if undecided else []
     headers += ["both won", "run only", f"{baseline} only", "neither"]
     headers += ["difference", "95% CI", "McNemar p"]
     rows, notes = [], []
     base_deals = table.loc[table["run"] == baseline, "deals"].iloc[0]
     for _, r in others.iterrows():
         row = [r["run"], count(r["paired"])]
-        row += [count(r["undecided_pairs"])] if "undecided_pairs" in table else []
+        row += [count(r["undecided_pairs"])] if undecided else []
         row += [count(r[c]) for c in ("both_won", "only_policy", "only_baseline", "neither")]
         row += [points(r["win_rate_diff"]), span(r["diff_low"], r["diff_high"], points)]
-        row.append(p_value(r["mcnemar_p"]))
+        row.append(p_value(r["mcnemar_p"], r.get("mcnemar_log10_p")))
         rows.append(row)
         if r["paired"] != r["deals"] or r["paired"] != base_deals:
             notes.append(
                 f"{r['run']} played {r['deals']:,} deals and {baseline} {base_deals:,}: "
                 f"{r['paired']:,} deals paired"
             )
+    if undecided:
+        notes.append("undecided: paired deals whose outcome is unknown in either run, left out")
     notes.append(
         f"difference = run − {baseline} in win rate on the paired deals; "
         "95% CI: Newcombe hybrid score interval; p: exact McNemar test"
@@ -135,16 +178,36 @@ def paired_block(table):
     return headers, rows, notes
 
 
+def unpaired_note(table):
+    """Why a group of several runs has no paired comparison, or "" when it has one."""
+    if len(table) < 2 or baseline_of(table):
+        return ""
+    return f"not paired: no run here is the baseline {table.attrs.get('baseline', '')!r}"
+
+
 def title(table):
-    rules = table["rules"].unique()
-    rules_text = rules[0] if len(rules) == 1 else "rules differ between runs"
-    return " · ".join(x for x in (table.attrs.get("game", ""), rules_text) if x)
+    """`calc · wastes=4 · 3 runs, 4 files`: the group, and what was pooled into it."""
+    game, rules = table["game"].iloc[0], table["rules"].iloc[0]
+    files = _group_files(table)
+    runs = f"{len(table)} run{'s' if len(table) != 1 else ''}"
+    return " · ".join(x for x in (game, rules, f"{runs}, {files} file{'s' * (files != 1)}") if x)
+
+
+def _group_files(table):
+    game, rules = table["game"].iloc[0], table["rules"].iloc[0]
+    for group in table.attrs.get("groups", []):
+        if isinstance(group, dict) and (group.get("game"), group.get("rules")) == (game, rules):
+            return group["files"]
+    return int(table["files"].sum())
 
 
 def blocks(table):
+    """(heading, headers, rows, notes) of one group: its runs, then its paired comparison."""
     result = [("", *summary_block(table))]
-    if table.attrs.get("baseline"):
-        result.append((f"paired with {table.attrs['baseline']}", *paired_block(table)))
+    if baseline_of(table):
+        result.append((f"paired with {baseline_of(table)}", *paired_block(table)))
+    elif unpaired_note(table):
+        result.append(("", [], [], [unpaired_note(table)]))
     return result
 
 
@@ -158,31 +221,45 @@ def figure_columns(headers, rows):
 
 
 def to_text(table):
-    """Aligned columns for a terminal: text left, figures right."""
-    lines = [title(table)]
-    for heading, headers, rows, notes in blocks(table):
-        if heading:
-            lines += ["", heading]
-        widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows, strict=True)]
-        right = figure_columns(headers, rows)
-        for row in [headers, *rows]:
-            cells = [
-                str(cell).rjust(width) if is_figure else str(cell).ljust(width)
-                for cell, width, is_figure in zip(row, widths, right, strict=True)
-            ]
-            lines.append("  ".join(cells).rstrip())
-        lines += [f"  {note}" for note in notes]
+    """Aligned columns for a terminal, one block per group: text left, figures right."""
+    lines = []
+    for part in group_tables(table):
+        lines += [""] if lines else []
+        lines.append(title(part))
+        for heading, headers, rows, notes in blocks(part):
+            if heading:
+                lines += ["", heading]
+            if headers:
+                lines += _aligned(headers, rows)
+            lines += [f"  {note}" for note in notes]
     return "\n".join(lines) + "\n"
 
 
+def _aligned(headers, rows):
+    widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows, strict=True)]
+    right = figure_columns(headers, rows)
+    lines = []
+    for row in [headers, *rows]:
+        cells = [
+            str(cell).rjust(width) if is_figure else str(cell).ljust(width)
+            for cell, width, is_figure in zip(row, widths, right, strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
 def to_markdown(table, heading_level=2):
-    lines = [f"{'#' * heading_level} {title(table)}"]
-    for heading, headers, rows, notes in blocks(table):
-        if heading:
-            lines += ["", f"{'#' * (heading_level + 1)} {heading}"]
-        lines += ["", markdown_table(headers, rows)]
-        if notes:
-            lines += [""] + [f"- {note}" for note in notes]
+    lines = []
+    for part in group_tables(table):
+        lines += [""] if lines else []
+        lines.append(f"{'#' * heading_level} {title(part)}")
+        for heading, headers, rows, notes in blocks(part):
+            if heading:
+                lines += ["", f"{'#' * (heading_level + 1)} {heading}"]
+            if headers:
+                lines += ["", markdown_table(headers, rows)]
+            if notes:
+                lines += [""] + [f"- {note}" for note in notes]
     return "\n".join(lines) + "\n"
 
 

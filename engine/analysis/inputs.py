@@ -1,8 +1,14 @@
-"""Result files as analysis inputs: found, checked, read (only the columns needed), pooled.
+"""Result files as analysis inputs: found, checked, read (only the columns needed), grouped.
 
-Files of the same (game, policy, rules, parameters) make one Run; a deal present in two
-of its files counts once. Every deal gets an int64 key that orders and identifies it by
-(seed, deal) across all inputs, so that runs pair by sorted-array intersection.
+A run is what produced the rows: (game, rules, policy, params), read from the rows
+themselves (the text columns of engine.run.results.IDENTITY) or, for a file written
+before rows carried them (only `policy`: an "old file"), from the file's run description.
+Files of one run are pooled, a deal present in two of them counted once; a file whose
+rows name several runs is split between them.
+
+Runs are grouped by (game, rules): only the runs of one group played their deals under
+the same rules, so only they are paired. Within a group every deal gets an int64 key that
+orders and identifies it by (seed, deal), so that runs pair by sorted-array intersection.
 """
 
 import json
@@ -12,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sim.engine.run.results import ResultFileError, read_meta
+from sim.engine.run.results import IDENTITY, ResultFileError, params_text, read_meta
 
 RESULT_SUFFIX = ".parquet"
 REQUIRED_COLUMNS = ("seed", "deal", "won", "score", "moves")
@@ -27,6 +34,7 @@ OPTIONAL_META_KINDS = {"seed": int, "start": int, "n": int, "n_done": int, "comp
 _KIND_NAMES = {str: "a string", dict: "an object", int: "a whole number", bool: "true or false"}
 UNKNOWN = "unknown"
 _DRAWN_OUTCOMES = ("won", "lost")
+CONVERT_HINT = "sim export OLD --to parquet --out NEW"
 
 
 class AnalysisError(ValueError):
@@ -35,14 +43,17 @@ class AnalysisError(ValueError):
 
 @dataclass
 class Run:
-    """The pooled deals of one (game, policy, rules, parameters), sorted by deal key."""
+    """The pooled deals of one (game, rules, policy, params), sorted by deal key.
+
+    rules and params are the text the rows carry: `wastes=4`, `samples=256 c=0.5`."""
 
     game: str
+    rules: str
     policy: str
-    rules: dict
-    params: dict
+    params: str
     files: list = field(default_factory=list)
     metas: list = field(default_factory=list)
+    old_files: list = field(default_factory=list)  # files whose rows lack the run's columns
     label: str = ""
     key: np.ndarray = None
     won: np.ndarray = None
@@ -58,30 +69,65 @@ class Run:
 
     @property
     def identity(self):
-        return (self.game, self.policy, _canonical(self.rules), _canonical(self.params))
+        return (self.game, self.rules, self.policy, self.params)
+
+    @property
+    def group(self):
+        return (self.game, self.rules)
 
 
-def describe(settings):
-    """`k=v k2=v2` in the stored order: how rules and parameters are shown."""
-    return " ".join(f"{k}={_number(v)}" for k, v in settings.items())
+@dataclass
+class Group:
+    """The runs of one game under one set of rules: the runs that may be paired."""
+
+    game: str
+    rules: str
+    runs: list
+
+    @property
+    def title(self):
+        """`calc · wastes=4`, as the group is headed everywhere."""
+        return group_title(self.game, self.rules)
+
+    @property
+    def files(self):
+        return list(dict.fromkeys(path for run in self.runs for path in run.files))
 
 
-def _canonical(settings):
-    return json.dumps(settings, sort_keys=True)
+def group_title(game, rules):
+    return " · ".join(x for x in (game, rules) if x)
 
 
-def _number(value):
-    return f"{value:g}" if isinstance(value, float) else str(value)
+def groups_of(runs):
+    """The runs by (game, rules), groups and runs in order of first appearance."""
+    groups = {}
+    for run in runs:
+        groups.setdefault(run.group, Group(run.game, run.rules, [])).runs.append(run)
+    return list(groups.values())
+
+
+def rules_of(meta):
+    """A run description's rules as the `rules` column writes them (engine.run.results)."""
+    return " ".join(f"{k}={v}" for k, v in meta["rules"].items())
+
+
+def identity_of(meta):
+    """(game, rules, policy, params) of a run description, as rows would say it."""
+    return (meta["game"], rules_of(meta), meta["policy"], params_text(meta["params"]))
 
 
 def expand_paths(paths):
-    """Files given, and the *.parquet files directly inside the folders given, in order."""
+    """Files given, and the *.parquet files inside the folders given and their subfolders
+    (hidden ones, such as a run's journal, left out), in order."""
     files = []
     for path in map(Path, paths):
         if path.is_dir():
-            found = sorted(p for p in path.glob(f"*{RESULT_SUFFIX}") if p.is_file())
+            found = [p for p in path.rglob(f"*{RESULT_SUFFIX}") if _result_file(p, path)]
+            found.sort(key=lambda p: p.relative_to(path).parts)
             if not found:
-                raise AnalysisError(f"{path}: no result files (*{RESULT_SUFFIX}) in this folder")
+                raise AnalysisError(
+                    f"{path}: no result files (*{RESULT_SUFFIX}) in this folder or below"
+                )
             files += found
         elif path.is_file():
             files.append(path)
@@ -93,6 +139,12 @@ def expand_paths(paths):
     for path in files:
         unique.setdefault(path.resolve(), path)
     return list(unique.values())
+
+
+def _result_file(path, folder):
+    """A file found in a folder; not hidden, nor inside a hidden folder."""
+    hidden = any(part.startswith(".") for part in path.relative_to(folder).parts)
+    return path.is_file() and not hidden
 
 
 def result_meta(path):
@@ -133,44 +185,95 @@ def read_columns(path, wanted):
         raise AnalysisError(f"{path}: corrupt Parquet file ({one_line(error)})") from None
 
 
+def is_old_layout(names):
+    """Whether a file's columns are those of files written before rows said their run."""
+    return any(name not in names for name in IDENTITY)
+
+
 def one_line(error):
     return re.sub(r"\s+", " ", str(error)).strip()
 
 
 def load_runs(paths):
-    """Runs of the result files (or folders of them) given, in order of first appearance.
-
-    All files must be of one game: a comparison across games means nothing.
-    """
+    """Runs of the result files (or folders of them) given: grouped by (game, rules), the
+    groups in order of first appearance, and within each its runs in that order."""
     files = expand_paths(paths)
     metas = [result_meta(path) for path in files]
-    _check_one_game(files, metas)
-    wanted = ("outcome",) + REQUIRED_COLUMNS + MEAN_COLUMNS
-    tables = [read_columns(path, wanted) for path in files]
-    keys = _deal_keys(tables)
+    wanted = ("outcome",) + REQUIRED_COLUMNS + MEAN_COLUMNS + IDENTITY
     runs, parts = {}, {}
-    for path, meta, table, key in zip(files, metas, tables, keys, strict=True):
-        run = Run(meta["game"], meta["policy"], meta["rules"], meta["params"])
-        run = runs.setdefault(run.identity, run)
-        run.files.append(path)
-        run.metas.append(meta)
-        parts.setdefault(run.identity, []).append((key, table))
-    for identity, run in runs.items():
-        _pool(run, parts[identity])
-    runs = list(runs.values())
+    for path, meta in zip(files, metas, strict=True):
+        table = read_columns(path, wanted)
+        old = is_old_layout(table.column_names)
+        for identity, rows in _split_by_run(path, table, meta):
+            run = runs.setdefault(identity, Run(*identity))
+            run.files.append(path)
+            run.metas.append(meta)
+            if old:
+                run.old_files.append(path)
+            parts.setdefault(identity, []).append(rows)
+    runs = [run for group in groups_of(runs.values()) for run in group.runs]
+    for group in groups_of(runs):
+        tables = [table for run in group.runs for table in parts[run.identity]]
+        keys = iter(_deal_keys(tables))
+        for run in group.runs:
+            _pool(run, [(next(keys), table) for table in parts[run.identity]])
     if not any(run.deals for run in runs):
         raise AnalysisError("no deals in the result files given")
-    _label(runs)
+    for group in groups_of(runs):
+        _label(group.runs)
     return runs
 
 
-def _check_one_game(files, metas):
-    game = metas[0]["game"]
-    for path, meta in zip(files, metas, strict=True):
-        if meta["game"] != game:
-            raise AnalysisError(
-                f"files of different games: {files[0]} is {game}, {path} is {meta['game']}"
-            )
+def _split_by_run(path, table, meta):
+    """[(identity, rows)]: the rows of each run the table holds.
+
+    Each of game, rules, policy, params comes from its column when the file has it, else
+    from the run description. A file written by a run holds one run: that case reads only
+    the columns' dictionaries."""
+    fallback = dict(zip(IDENTITY, identity_of(meta), strict=True))
+    present = [name for name in IDENTITY if name in table.column_names]
+    if table.num_rows == 0:
+        return [(tuple(fallback.values()), table)]
+    constants = {name: _constant_text(table.column(name)) for name in present}
+    if all(value is not None for value in constants.values()):
+        return [(tuple(constants.get(name, fallback[name]) for name in IDENTITY), table)]
+    texts = {name: _as_text(path, table.column(name)) for name in present}
+    combos = pa.table(texts).group_by(present, use_threads=False).aggregate([])
+    result = []
+    for combo in combos.to_pylist():
+        mask = None
+        for name in present:
+            equal = pc.equal(texts[name], combo[name])
+            mask = equal if mask is None else pc.and_(mask, equal)
+        identity = tuple(combo.get(name, fallback[name]) for name in IDENTITY)
+        result.append((identity, table.filter(mask)))
+    return result
+
+
+def _constant_text(column):
+    """The one text a column holds in every row, or None when it holds several (or none)."""
+    values = set()
+    for chunk in column.chunks:
+        if len(chunk) == 0:
+            continue
+        if pa.types.is_dictionary(chunk.type) and len(chunk.dictionary) == 1:
+            values.add(chunk.dictionary[0].as_py())
+        else:
+            values.update(pc.unique(chunk).to_pylist())
+        if len(values) > 1:
+            return None
+    (value,) = values or {None}
+    return value if isinstance(value, str) else None
+
+
+def _as_text(path, column):
+    try:
+        text = column.cast(pa.string())
+    except pa.ArrowException:
+        raise AnalysisError(f"{path}: its column {column!r} is not text") from None
+    if text.null_count:
+        raise AnalysisError(f"{path}: rows without their game, rules, policy or params")
+    return text
 
 
 def _deal_keys(tables):
@@ -241,14 +344,8 @@ def _label_mask(column, label):
 
 
 def _label(runs):
-    """Names runs apart: the policy, with its parameters when it ran with several settings,
-    and the rules when they differ between runs."""
-    rules_vary = len({describe(r.rules) for r in runs}) > 1
+    """Names the runs of one group apart: the policy, with its parameters when the group
+    has it with several settings."""
     for run in runs:
-        same_policy = [r for r in runs if r.policy == run.policy]
-        parts = [run.policy]
-        if len({describe(r.params) for r in same_policy}) > 1:
-            parts.append(describe(run.params))
-        if rules_vary:
-            parts.append(describe(run.rules))
-        run.label = " ".join(p for p in parts if p)
+        settings = {r.params for r in runs if r.policy == run.policy}
+        run.label = f"{run.policy} {run.params}" if len(settings) > 1 and run.params else run.policy

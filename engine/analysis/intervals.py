@@ -15,6 +15,8 @@ import numpy as np
 from sim.engine.stats import Z95, wilson_interval
 
 LOG_HALF = math.log(0.5)
+LOG_2 = math.log(2.0)
+LOG_10 = math.log(10.0)
 
 
 def mean_interval(values, z=Z95):
@@ -31,18 +33,25 @@ def mean_interval(values, z=Z95):
 
 def mcnemar_exact_p(only_a, only_b):
     """Two-sided exact McNemar p-value: binomial test of only_a of the discordant pairs
-    against one half. Summed in log space, so millions of pairs neither overflow nor take
-    long."""
+    against one half. 0.0 where it is below the smallest float: mcnemar_log10_p keeps it."""
+    return 10.0 ** mcnemar_log10_p(only_a, only_b)
+
+
+def mcnemar_log10_p(only_a, only_b):
+    """log10 of the exact McNemar p-value, computed in log space from start to end (log
+    binomial coefficients, a log-sum-exp of the tail), so that millions of pairs neither
+    overflow nor take long, and a p-value far below the smallest float is still a number
+    (-1617.3, not -inf)."""
     n = only_a + only_b
     k = min(only_a, only_b)
     if n == 0 or 2 * k == n:
-        return 1.0
+        return 0.0
     i = np.arange(1, k + 1, dtype=np.float64)
     log_choose = np.concatenate(([0.0], np.cumsum(np.log(n - i + 1) - np.log(i))))
     log_terms = log_choose + n * LOG_HALF
     top = log_terms.max()
-    tail = math.exp(top) * float(np.sum(np.exp(log_terms - top)))
-    return min(1.0, 2.0 * tail)
+    log_tail = top + math.log(float(np.sum(np.exp(log_terms - top))))
+    return min(0.0, (LOG_2 + log_tail) / LOG_10)
 
 
 def paired_difference_interval(both, only_a, only_b, neither, z=Z95):

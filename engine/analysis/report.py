@@ -8,6 +8,8 @@ software stamp, so the same inputs give byte-identical images and pages.
 import base64
 import html
 import io
+import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +17,8 @@ from matplotlib import style
 from matplotlib.figure import Figure
 
 from sim.engine.analysis import formats
-from sim.engine.analysis.compare import check_pairable, comparison, find_baseline
-from sim.engine.analysis.inputs import AnalysisError, describe
+from sim.engine.analysis.compare import baselines, comparison
+from sim.engine.analysis.inputs import CONVERT_HINT, AnalysisError, groups_of
 from sim.engine.analysis.intervals import mean_interval
 from sim.engine.analysis.output import check_writable, write_atomically, write_bytes
 from sim.engine.games import registered_games
@@ -47,7 +49,8 @@ def writer_for(out):
     return write_html if kind == "html" else write_markdown
 
 
-# Every plot a report can draw; a Markdown report writes these (and only these) files.
+# Every plot a report can draw for a group; a Markdown report writes these (and only these)
+# files, prefixed by the group's name when the report has several groups.
 PLOT_NAMES = ("win_rate", "scores", "reach", "difference")
 
 
@@ -57,25 +60,47 @@ def plots_folder(out):
     return out.with_suffix("")
 
 
-def plot_paths(out):
-    """The files a Markdown report may write beside it: report/<plot>.png."""
+def plot_prefixes(runs=None):
+    """Per group of runs, how its plot files begin: "" for a report of one group, else the
+    group's name (`calc-wastes4-`)."""
+    groups = groups_of(runs) if runs else []
+    if len(groups) < 2:
+        return [""] * max(len(groups), 1)
+    prefixes = []
+    for group in groups:
+        slug = re.sub(r"[^A-Za-z0-9_.]+", "-", f"{group.game} {group.rules}".replace("=", ""))
+        slug = slug.strip("-") or "group"
+        prefix, number = f"{slug}-", 2
+        while prefix in prefixes:
+            prefix, number = f"{slug}-{number}-", number + 1
+        prefixes.append(prefix)
+    return prefixes
+
+
+def plot_paths(out, runs=None):
+    """The files a Markdown report of runs may write beside it: report/<plot>.png, or
+    report/<group>-<plot>.png for a report of several groups."""
     folder = plots_folder(out)
-    return [folder / f"{name}.png" for name in PLOT_NAMES]
+    return [folder / f"{prefix}{name}.png" for prefix in plot_prefixes(runs) for name in PLOT_NAMES]
 
 
-def check_outputs(out, overwrite):
-    """Refuse, before any work, a report that would replace what it must not.
+def check_outputs(out, overwrite, runs=None):
+    """Refuse, before any work, a report that would replace what it must not; with runs,
+    the plot files a Markdown report of them writes too.
 
     A Markdown report's folder may already hold other files: they are left alone, and
     only the report's own plot files are replaced (with --overwrite)."""
-    check_writable(out, overwrite)
+    if runs is None:
+        check_writable(out, overwrite)
     if Path(out).suffix.lower() != ".md":
         return
     folder = plots_folder(out)
     if folder.exists() or folder.is_symlink():
         if not folder.is_dir():
             raise AnalysisError(f"{folder} exists and is not a folder; the report's plots go there")
-        for path in plot_paths(out):
+        if runs is None:
+            return
+        for path in plot_paths(out, runs):
             check_writable(path, overwrite, what="a plot of the report")
             if path.exists() and PNG_MARK not in path.read_bytes()[:4096]:
                 raise AnalysisError(
@@ -85,21 +110,46 @@ def check_outputs(out, overwrite):
 
 
 class Report:
-    """What a report shows: the comparison table, and the plots as PNG bytes by name."""
+    """What a report shows: the comparison table, and per (game, rules) group its part of
+    the table and its plots. The table is sim compare's, with the same baselines."""
 
     def __init__(self, runs, baseline_name=None):
         self.runs = runs
-        self.baseline = find_baseline(runs, baseline_name) if baseline_name else runs[0]
-        if baseline_name:
-            check_pairable(runs)
-        self.paired = len(runs) > 1 and _same_rules(runs)
-        self.table = comparison(runs, self.baseline if self.paired else None)
-        self.colors = {run.label: COLORS[i % len(COLORS)] for i, run in enumerate(runs)}
-        self.plots = self._draw()
+        self.table = comparison(runs, baseline_name)
+        groups = groups_of(runs)
+        parts = formats.group_tables(self.table)
+        chosen = baselines(groups, baseline_name)
+        self.groups = [
+            GroupReport(group, part, base, prefix)
+            for group, part, base, prefix in zip(
+                groups, parts, chosen, plot_prefixes(runs), strict=True
+            )
+        ]
 
     @property
     def title(self):
-        return f"{self.runs[0].game} report: {', '.join(run.label for run in self.runs)}"
+        if len(self.groups) == 1:
+            (group,) = self.groups
+            return f"{group.game} report: {', '.join(run.label for run in group.runs)}"
+        return f"Report of {len(self.runs)} runs: {'; '.join(g.name for g in self.groups)}"
+
+
+class GroupReport:
+    """The part of a report about one game under one set of rules."""
+
+    def __init__(self, group, table, baseline, prefix=""):
+        self.game, self.runs, self.table = group.game, group.runs, table
+        self.name = group.title  # what the plots say
+        self.heading = formats.title(table)  # what sim compare heads the group with
+        self.baseline = baseline
+        self.paired = baseline is not None and len(self.runs) > 1
+        self.prefix = prefix
+        self.colors = {run.label: COLORS[i % len(COLORS)] for i, run in enumerate(self.runs)}
+        self.plots = self._draw()
+
+    def file_name(self, plot):
+        """A plot's file name in a Markdown report's folder."""
+        return f"{self.prefix}{plot}.png"
 
     def _draw(self):
         with style.context(["default", STYLE]):
@@ -116,11 +166,14 @@ class Report:
                     f"Difference in win rate with {self.baseline.label}, paired deals",
                     self._difference_figure(),
                 )
-            return {name: (caption, _png(figure)) for name, (caption, figure) in plots.items()}
+            return {
+                name: (f"{self.name}: {caption}", _png(figure))
+                for name, (caption, figure) in plots.items()
+            }
 
     def _win_rate_figure(self):
         table = self.table
-        figure = Figure(figsize=(8.0, 1.2 + 0.45 * len(table)))
+        figure = Figure(figsize=(8.0, 1.5 + 0.45 * len(table)))
         axes = figure.subplots()
         y = np.arange(len(table))[::-1]
         rate = 100 * table["win_rate"].to_numpy(float)
@@ -140,9 +193,9 @@ class Report:
         axes.set_yticks(y, table["run"])
         axes.set_ylim(-0.7, len(table) - 0.3)
         axes.set_xlim(left=0, right=max(np.nan_to_num(high).max() * 1.2, 1e-3))
-        decided = "decided deals" if "decided" in table else "deals"
+        decided = "decided deals" if formats.has_unknown(table) else "deals"
         axes.set_xlabel(f"win rate, % of {decided}")
-        axes.set_title("Win rate per run (95% Wilson interval)")
+        axes.set_title(f"{self.name}\nwin rate per run (95% Wilson interval)")
         figure.tight_layout()
         return figure
 
@@ -150,7 +203,7 @@ class Report:
         """`score (cards on the foundations)`, from the game's description of the column.
 
         The game's declaration is enough (engine.games): its compiled rules stay unloaded."""
-        game = registered_games().get(self.runs[0].game)
+        game = registered_games().get(self.game)
         meaning = next((c.help for c in game.columns if c.name == "score"), "") if game else ""
         meaning = meaning.split(",")[0].strip()
         return f"score ({meaning})" if meaning else "score"
@@ -174,7 +227,7 @@ class Report:
                       label=f"{run.label} (mean {mean})")  # fmt: skip
         axes.set_xlabel(self._score_meaning())
         axes.set_ylabel("share of deals, %")
-        axes.set_title("Distribution of final scores")
+        axes.set_title(f"{self.name}\ndistribution of final scores")
         axes.set_ylim(bottom=0)
         axes.legend()
         figure.tight_layout()
@@ -193,14 +246,14 @@ class Report:
         axes.set_yscale("log")
         axes.set_xlabel(self._score_meaning().replace("score", "score reached", 1))
         axes.set_ylabel("deals reaching at least this score, % (log scale)")
-        axes.set_title("How far each run got")
+        axes.set_title(f"{self.name}\nhow far each run got")
         axes.legend()
         figure.tight_layout()
         return figure
 
     def _difference_figure(self):
-        others = self.table[self.table["run"] != self.baseline.label]
-        figure = Figure(figsize=(8.0, 1.4 + 0.45 * len(others)))
+        others = self.table[self.table["baseline"] == self.baseline.label]
+        figure = Figure(figsize=(8.0, 1.7 + 0.45 * len(others)))
         axes = figure.subplots()
         y = np.arange(len(others))[::-1]
         diff = 100 * others["win_rate_diff"].to_numpy(float)
@@ -221,13 +274,11 @@ class Report:
         axes.set_yticks(y, others["run"])
         axes.set_ylim(-0.7, len(others) - 0.3)
         axes.set_xlabel(f"win rate minus {self.baseline.label}'s, percentage points")
-        axes.set_title(f"Paired difference with {self.baseline.label} (95% Newcombe interval)")
+        axes.set_title(
+            f"{self.name}\npaired difference with {self.baseline.label} (95% Newcombe interval)"
+        )
         figure.tight_layout()
         return figure
-
-
-def _same_rules(runs):
-    return all(run.rules == runs[0].rules for run in runs)
 
 
 def _png(figure):
@@ -244,53 +295,75 @@ def write_html(runs, out, baseline_name=None):
 
 
 def write_markdown(runs, out, baseline_name=None):
-    """report.md, and its plots as report/<name>.png.
+    """report.md, and its plots as report/<name>.png (report/<group>-<name>.png when the
+    runs are of several games or rules).
 
     Each plot file replaces only a file of the same name; nothing else in the folder is
     touched, so a report named after a folder of results never harms them."""
     out = Path(out)
     report = Report(runs, baseline_name)
     folder = plots_folder(out)
-    images = {name: f"{folder.name}/{name}.png" for name in report.plots}
+    images = {
+        (i, name): f"{folder.name}/{part.file_name(name)}"
+        for i, part in enumerate(report.groups)
+        for name in part.plots
+    }
     text = markdown_page(report, images)
-    for name, (_, png) in report.plots.items():
-        write_bytes(folder / f"{name}.png", png)
+    for part in report.groups:
+        for name, (_, png) in part.plots.items():
+            write_bytes(folder / part.file_name(name), png)
     write_atomically(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
     return out
 
 
 def _inputs_rows(report):
+    files = [Path(path) for run in report.runs for path in run.files]
+    base = Path(os.path.commonpath([path.parent.absolute() for path in files]))
+    old = any(run.old_files for run in report.runs)
     rows = []
-    for run in report.runs:
-        for path, meta in zip(run.files, run.metas, strict=True):
-            rows.append(
-                [
+    for part in report.groups:
+        for run in part.runs:
+            for path, meta in zip(run.files, run.metas, strict=True):
+                row = [
+                    part.name,
                     run.label,
-                    Path(path).name,
+                    Path(path).absolute().relative_to(base).as_posix(),
                     str(meta.get("seed", "")),
                     formats.count(meta.get("start")),
                     formats.count(meta.get("n_done")),
                     "yes" if meta.get("completed", True) else "no",
                 ]
-            )
-    return ["run", "file", "seed", "first deal", "deals", "complete"], rows
+                rows.append(row + (["old" if path in run.old_files else "current"] if old else []))
+    headers = ["game · rules", "run", "file", "seed", "first deal", "deals", "complete"]
+    notes = [OLD_NOTE] if old else []
+    return headers + (["layout"] if old else []), rows, notes
+
+
+OLD_NOTE = (
+    "layout old: written before rows carried game, rules and params; read by the file's "
+    f"run description ({CONVERT_HINT} converts one)"
+)
 
 
 def _sections(report):
-    """(heading, kind, content) in page order; kind is table, plot or note."""
-    table = report.table
-    headers, rows, notes = formats.summary_block(table)
-    sections = [("Runs", "table", (headers, rows, notes))]
-    sections.append(("", "plot", "win_rate"))
-    sections.append(("Scores", "plot", "scores"))
-    sections.append(("", "plot", "reach"))
-    if report.paired:
-        headers, rows, notes = formats.paired_block(table)
-        sections.append((f"Paired with {report.baseline.label}", "table", (headers, rows, notes)))
-        sections.append(("", "plot", "difference"))
-    elif len(report.runs) > 1:
-        sections.append(("Paired comparison", "note", "not made: the runs have different rules"))
-    sections.append(("Inputs", "table", (*_inputs_rows(report), [])))
+    """(level, heading, kind, content) in page order; kind is table, plot or note, and a
+    plot's content is (group number, plot name)."""
+    sections = []
+    for i, part in enumerate(report.groups):
+        sections.append((2, part.heading, "note", ""))
+        headers, rows, notes = formats.summary_block(part.table)
+        sections.append((3, "Runs", "table", (headers, rows, notes)))
+        sections.append((3, "", "plot", (i, "win_rate")))
+        sections.append((3, "Scores", "plot", (i, "scores")))
+        sections.append((3, "", "plot", (i, "reach")))
+        if part.paired:
+            headers, rows, notes = formats.paired_block(part.table)
+            heading = f"Paired with {part.baseline.label}"
+            sections.append((3, heading, "table", (headers, rows, notes)))
+            sections.append((3, "", "plot", (i, "difference")))
+        elif formats.unpaired_note(part.table):
+            sections.append((3, "Paired comparison", "note", formats.unpaired_note(part.table)))
+    sections.append((2, "Inputs", "table", _inputs_rows(report)))
     return sections
 
 
@@ -309,27 +382,26 @@ figcaption, .note { color: #555; font-size: 0.9rem; }
 
 def html_page(report):
     e = html.escape
-    rules = describe(report.runs[0].rules) if _same_rules(report.runs) else "rules differ"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{e(report.title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{e(report.title)}</h1>",
-        f'<p class="note">{e(report.runs[0].game)} · {e(rules)}</p>',
     ]
-    for heading, kind, content in _sections(report):
+    for level, heading, kind, content in _sections(report):
         if heading:
-            parts.append(f"<h2>{e(heading)}</h2>")
+            parts.append(f"<h{level}>{e(heading)}</h{level}>")
         if kind == "table":
             parts.append(_html_table(*content))
         elif kind == "plot":
-            caption, png = report.plots[content]
+            group, name = content
+            caption, png = report.groups[group].plots[name]
             data = base64.b64encode(png).decode("ascii")
             parts.append(
                 f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{e(caption)}</figcaption></figure>"
             )
-        else:
+        elif content:
             parts.append(f'<p class="note">{e(content)}</p>')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
@@ -353,16 +425,17 @@ def _html_table(headers, rows, notes):
 
 def markdown_page(report, images):
     lines = [f"# {report.title}"]
-    for heading, kind, content in _sections(report):
+    for level, heading, kind, content in _sections(report):
         if heading:
-            lines += ["", f"## {heading}"]
+            lines += ["", f"{'#' * level} {heading}"]
         if kind == "table":
             headers, rows, notes = content
             lines += ["", formats.markdown_table(headers, rows)]
             lines += [""] + [f"- {note}" for note in notes] if notes else []
         elif kind == "plot":
-            caption, _ = report.plots[content]
+            group, name = content
+            caption, _ = report.groups[group].plots[name]
             lines += ["", f"![{caption}]({images[content]})"]
-        else:
+        elif content:
             lines += ["", content]
     return "\n".join(lines) + "\n"
