@@ -219,37 +219,61 @@ _RUN_OPTIONS = (
 def _run_game(game, options):
     check_deal_range(options["start"], options["n"])
     rules = {rule.name: options[rule.name] for rule in game.rules}
+    from sim.engine.run import sweep
+    from sim.policies.registry import PolicyError, resolve
+
     try:
-        from sim.policies.registry import PolicyError, resolve
-
-        policy = resolve(game.name, options["policy"])
-        params = policy.settings(options["params"])
-    except PolicyError as error:
+        policies = [resolve(game.name, spec) for spec in options["policy"]]
+        if sweep.is_sweep(policies, options["params"]):
+            return _run_sweep(game, policies, rules, options)
+        params = policies[0].settings(options["params"])
+    except (PolicyError, sweep.RunError) as error:
         raise click.ClickException(str(error)) from None
-    from sim.engine.run.cluster import ClusterError
-    from sim.engine.run.results import ResultFileError
-    from sim.engine.run.runner import RunError, RunRequest, default_filename, run
+    request = _request(game, 0, params, rules, options, options["out"])
+    result = _play(request, options)
+    if not options["quiet"] and result.kept:
+        click.echo(format_summary(request, result))
+    if not result.completed:
+        _stop(request, result, "run the same command with --resume to finish")
 
-    out = options["out"] or Path("results") / game.name / default_filename(
-        game, policy, params, rules, options["seed"], options["start"], options["n"]
+
+def _request(game, which, params, rules, options, out, resume=None):
+    """The run of the `which`-th --policy with params, into out (None: the default)."""
+    from sim.engine.run.runner import RunRequest, default_filename
+    from sim.policies.registry import resolve
+
+    spec = options["policy"][which]
+    policy = resolve(game.name, spec)
+    start, n = options["start"], options["n"]
+    out = out or Path("results") / game.name / default_filename(
+        game, policy, params, rules, options["seed"], start, n
     )
-    request = RunRequest(
+    return RunRequest(
         game=game,
         policy=policy,
-        policy_spec=options["policy"],
+        policy_spec=spec,
         params=params,
         rules=rules,
         seed=options["seed"],
-        start=options["start"],
-        n=options["n"],
+        start=start,
+        n=n,
         workers=options["workers"],
         out=out,
         overwrite=options["overwrite"],
-        resume=options["resume"],
+        resume=options["resume"] if resume is None else resume,
         log_moves=options["log_moves"],
         scheduler=options["scheduler"],
         deal_timeout=options["deal_timeout"],
     )
+
+
+def _play(request, options):
+    """Play one run with a progress bar; domain errors become one-line click errors."""
+    from sim.engine.run.cluster import ClusterError
+    from sim.engine.run.results import ResultFileError
+    from sim.engine.run.runner import RunError, run
+    from sim.policies.registry import PolicyError
+
     bar = _ProgressBar(request.n, options["quiet"])
     try:
         result = run(request, progress=bar.update)
@@ -259,13 +283,14 @@ def _run_game(game, options):
         bar.close()
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
-    if not options["quiet"] and result.kept:
-        click.echo(format_summary(request, result))
-    if result.completed:
-        return
+    return result
+
+
+def _stop(request, result, how_to_finish):
+    """End the command after a run that did not complete: what was kept, and the exit."""
     kept = (
         f"{result.kept:,} of {request.n:,} deals kept in {result.path} (marked incomplete; "
-        "run the same command with --resume to finish)"
+        f"{how_to_finish})"
         if result.kept
         else "no deal finished; nothing written"
     )
@@ -274,6 +299,57 @@ def _run_game(game, options):
         sys.exit(FAILED_EXIT)
     click.echo(f"interrupted: {kept}", err=True)
     sys.exit(128 + (result.signal or signal.SIGINT))
+
+
+def _run_sweep(game, policies, rules, options):
+    """Every setting of the grid on the same deals, one file each in one folder, then
+    the comparison table against the first setting."""
+    from sim.engine.run import sweep
+
+    if options["log_moves"]:
+        raise sweep.RunError("--log-moves logs one run; give a sweep's settings one at a time")
+    grid = sweep.settings(policies, options["params"])
+    start, n, seed = options["start"], options["n"], options["seed"]
+    folder = options["out"] or sweep.default_folder(game, policies, rules, seed, start, n)
+    sweep.check_folder(folder)
+    files = []
+    for number, setting in enumerate(grid, 1):
+        path = sweep.setting_file(folder, game, setting, rules, seed, start, n)
+        files.append(path)
+        label = f"[{number}/{len(grid)}] {setting.policy.name} {_params_text(setting)}".rstrip()
+        resume = options["resume"] and path.exists()
+        if resume and sweep.done_earlier(path):
+            _say(options, f"{label}: done earlier, kept")
+            continue
+        _say(options, label)
+        which = policies.index(setting.policy)
+        request = _request(game, which, setting.params, rules, options, path, resume)
+        result = _play(request, options)
+        if not result.completed:
+            left = f"sweep stopped at setting {number} of {len(grid)}"
+            _stop(request, result, f"{left}; run the same command with --resume to go on")
+    _compare_sweep(folder, files, options)
+
+
+def _params_text(setting):
+    return " ".join(f"{k}={v}" for k, v in setting.params.items())
+
+
+def _say(options, text):
+    if not options["quiet"]:
+        click.echo(text)
+
+
+def _compare_sweep(folder, files, options):
+    """The comparison table of the sweep's files, the first setting as the baseline."""
+    if options["quiet"]:
+        return
+    from sim.engine.analysis import formats
+    from sim.engine.analysis.compare import comparison
+    from sim.engine.analysis.inputs import load_runs
+
+    click.echo(f"\n{len(files)} settings in {folder}, paired against the first:\n")
+    click.echo(formats.render(comparison(load_runs(files), None), "table"), nl=False)
 
 
 class _ProgressBar:
@@ -339,6 +415,7 @@ for _game in GAMES.values():
         _run_game,
         f"Play {_game.title} deals with a policy; one Parquet row per deal.",
         _RUN_OPTIONS,
+        many_policies=True,
     )
 
 

@@ -43,9 +43,9 @@ def check_deal_range(start, n):
         )
 
 
-def game_command(group, game, callback, doc, common_options):
-    """Add to group a command named for game: --policy (the game's default), its rule
-    options, then common_options."""
+def game_command(group, game, callback, doc, common_options, many_policies=False):
+    """Add to group a command named for game: --policy (the game's default; repeatable
+    with many_policies), its rule options, then common_options."""
 
     def command(**options):
         callback(game, options)
@@ -66,8 +66,10 @@ def game_command(group, game, callback, doc, common_options):
     command = click.option(
         "--policy",
         "-p",
-        default=game.default_policy,
+        default=(game.default_policy,) if many_policies else game.default_policy,
+        multiple=many_policies,
         show_default=True,
-        help="Policy name, MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE.",
+        help="Policy name, MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE"
+        + (" (repeat it to sweep several)." if many_policies else "."),
     )(command)
     return group.command(name=game.name)(command)

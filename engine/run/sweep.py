@@ -1,0 +1,87 @@
+"""Sweeps: policies over a grid of parameter values, every setting on the same deals.
+
+`--param depth_weight=0,0.5,1 --param king_pile=0,1` with `--policy planner` is six
+settings; several `--policy` values sweep each policy over the parameters it declares.
+Each setting is one ordinary run, written to its own file in one folder, so the folder
+is one dataset, and an interrupted sweep resumes file by file.
+"""
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+from sim.engine.run.request import RunError, default_filename
+from sim.engine.run.results import ResultFileError, read_meta
+
+
+@dataclass(frozen=True)
+class Setting:
+    policy: object  # a registry Policy
+    params: dict  # every parameter of the policy, by name
+
+
+def grid_values(pairs):
+    """{name: [value texts]} from `--param k=v1,v2` strings, in the order given."""
+    grid = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep:
+            raise RunError(f"--param takes key=value, not {pair!r}")
+        values = [value.strip() for value in text.split(",")]
+        if any(not value for value in values):
+            raise RunError(f"--param {pair}: an empty value in the list")
+        grid.setdefault(name.strip(), []).extend(values)
+    return grid
+
+
+def settings(policies, pairs):
+    """Every (policy, parameters) setting: the policies in the order given, each over the
+    grid of the parameters it declares (the first --param varies slowest)."""
+    grid = grid_values(pairs)
+    unknown = [name for name in grid if not any(_declares(p, name) for p in policies)]
+    if unknown:
+        names = ", ".join(p.name for p in policies)
+        raise RunError(f"no policy among {names} has a parameter {unknown[0]!r}")
+    found = []
+    for policy in policies:
+        mine = {name: values for name, values in grid.items() if _declares(policy, name)}
+        for combination in itertools.product(*mine.values()):
+            pairs_now = [f"{name}={value}" for name, value in zip(mine, combination, strict=True)]
+            setting = Setting(policy, policy.settings(pairs_now))
+            if setting not in found:
+                found.append(setting)
+    return found
+
+
+def _declares(policy, name):
+    return any(param.name == name for param in policy.params)
+
+
+def is_sweep(policies, pairs):
+    return len(policies) > 1 or any("," in pair for pair in pairs)
+
+
+def default_folder(game, policies, rules, seed, start, n):
+    names = "-".join(policy.name for policy in policies)
+    parts = ["sweep", names, *(f"{k}{v}" for k, v in rules.items()), f"seed{seed}"]
+    parts += [f"start{start}"] if start else []
+    return Path("results") / game.name / ("-".join([*parts, f"n{n}"]).replace("_", ""))
+
+
+def setting_file(folder, game, setting, rules, seed, start, n):
+    name = default_filename(game, setting.policy, setting.params, rules, seed, start, n)
+    return Path(folder) / name
+
+
+def check_folder(folder):
+    folder = Path(folder)
+    if folder.suffix.lower() == ".parquet" or (folder.exists() and not folder.is_dir()):
+        raise RunError(f"--out {folder}: a sweep writes a folder of result files, not one file")
+
+
+def done_earlier(path):
+    """True when a sweep's file is already complete (a resumed sweep skips it)."""
+    try:
+        return Path(path).is_file() and read_meta(path).get("completed") is True
+    except ResultFileError:
+        return False

@@ -1,0 +1,88 @@
+"""Sweeps: policies over a grid of parameter values, on the same deals, into one folder."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+from conftest import ROOT, sim
+
+from sim.engine.run.sweep import settings
+from sim.policies.registry import resolve
+
+
+def test_the_grid_takes_each_policy_over_the_parameters_it_declares_first_slowest():
+    planner, greedy = resolve("calc", "planner"), resolve("calc", "greedy")
+    grid = settings([planner, greedy], ["depth_weight=0,2", "king_pile=0,1"])
+    assert [(s.policy.name, s.params) for s in grid] == [
+        ("planner", {"depth_weight": 0.0, "king_pile": 0}),
+        ("planner", {"depth_weight": 0.0, "king_pile": 1}),
+        ("planner", {"depth_weight": 2.0, "king_pile": 0}),
+        ("planner", {"depth_weight": 2.0, "king_pile": 1}),
+        ("greedy", {}),
+    ]
+
+
+def test_a_sweep_writes_one_file_per_setting_equal_to_single_runs_and_compares(tmp_path):
+    folder = tmp_path / "sweep"
+    args = ["calc", "-n", 3000, "--seed", 5, "--workers", 1]
+    result = sim(
+        *args, "-p", "planner", "-p", "greedy", "--param", "depth_weight=0,2", "--out", folder
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[:3] == [
+        "[1/3] planner depth_weight=0.0 king_pile=1",
+        "[2/3] planner depth_weight=2.0 king_pile=1",
+        "[3/3] greedy",
+    ]
+    assert "paired with planner depth_weight=0.0 king_pile=1" in result.output
+    assert len(list(folder.glob("*.parquet"))) == 3
+    single = tmp_path / "single.parquet"
+    assert (
+        sim(*args, "-p", "planner", "--param", "depth_weight=2", "--out", single, "-q").exit_code
+        == 0
+    )
+    swept = folder / "calc-planner-depthweight2-wastes4-seed5-n3000.parquet"
+    assert pq.read_table(swept).equals(pq.read_table(single))
+
+
+def test_a_sweep_refuses_one_move_log_and_one_result_file(tmp_path):
+    grid = ["calc", "-p", "planner", "--param", "depth_weight=0,1", "-n", 10]
+    result = sim(*grid, "--log-moves", tmp_path / "m.jsonl")
+    assert result.output == (
+        "Error: --log-moves logs one run; give a sweep's settings one at a time\n"
+    )
+    result = sim(*grid, "--out", tmp_path / "x.parquet")
+    assert result.output == (
+        f"Error: --out {tmp_path / 'x.parquet'}: a sweep writes a folder of result files,"
+        " not one file\n"
+    )
+    result = sim(*grid, "--param", "samples=1,2")
+    assert result.output == "Error: no policy among planner has a parameter 'samples'\n"
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_interrupted_sweep_resumes_where_it_stopped(tmp_path):
+    folder = tmp_path / "sweep"
+    command = [sys.executable, "-m", "sim", "calc", "-p", "planner", "--param"]
+    command += ["depth_weight=0,1,2", "-n", "400000", "--workers", "1", "--out", str(folder)]
+    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    second = folder / ".calc-planner-wastes4-seed0-n400000.parquet.journal"
+    deadline = time.time() + 120
+    while not second.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    stderr = process.communicate(timeout=60)[1]
+    assert process.returncode == 128 + signal.SIGINT, stderr
+    assert "sweep stopped at setting 2 of 3; run the same command with --resume" in stderr
+
+    resumed = subprocess.run(command + ["--resume"], cwd=ROOT, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "[1/3] planner depth_weight=0.0 king_pile=1: done earlier, kept" in resumed.stdout
+    files = sorted(folder.glob("*.parquet"))
+    assert len(files) == 3 and all(pq.read_table(f).num_rows == 400000 for f in files)
+    assert not [p for p in os.listdir(folder) if p.startswith(".")]
