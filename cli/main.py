@@ -36,7 +36,9 @@ class SimGroup(click.Group):
     # The first paragraph of each lazy command's help, so that listing them loads none.
     lazy_help = {
         "show": ("Look at one deal: the layout, each move with the position redrawn, the outcome."),
-        "compare": ("Compare runs: win rate, score and moves per (policy, rules, parameters)."),
+        "compare": (
+            "Compare runs: win rate, score and moves per (game, rules, policy, parameters)."
+        ),
         "report": (
             "Write a report of runs: win rates, score distributions, paired wins and losses."
         ),

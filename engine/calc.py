@@ -52,6 +52,7 @@ from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-e
     IN_PLAY,
     OUTCOME_LOST,
     OUTCOME_UNKNOWN,
+    OUTCOME_UNWINNABLE,
     OUTCOME_WON,
     PLAY_CHUNK_SIG,
     PLAY_DEALS_SIG,
@@ -245,9 +246,16 @@ def write_result_nb(state, row):
     if score == 52:
         row[ROW_OUTCOME] = OUTCOME_WON
     else:
-        row[ROW_OUTCOME] = (
-            OUTCOME_UNKNOWN if state[SCRATCH_VERDICT] == OUTCOME_UNKNOWN else OUTCOME_LOST
-        )
+        row[ROW_OUTCOME] = lost_outcome_nb(state[SCRATCH_VERDICT])
+
+
+@njit(cache=True)
+def lost_outcome_nb(verdict):
+    """A deal not won: undecided when a search gave up, unwinnable when the oracle
+    proved it (it searches once, from the deal as dealt), else lost."""
+    if verdict == OUTCOME_UNKNOWN:
+        return OUTCOME_UNKNOWN
+    return OUTCOME_UNWINNABLE if verdict == OUTCOME_LOST else OUTCOME_LOST
 
 
 @njit(cache=True)

@@ -70,6 +70,7 @@ from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-e
     OUTCOME_CAPPED,
     OUTCOME_LOST,
     OUTCOME_UNKNOWN,
+    OUTCOME_UNWINNABLE,
     OUTCOME_WON,
     PLAY_CHUNK_SIG,
     PLAY_DEALS_SIG,
@@ -299,6 +300,8 @@ def outcome_nb(state):
         return OUTCOME_WON
     if state[SCRATCH_VERDICT] == OUTCOME_UNKNOWN:
         return OUTCOME_UNKNOWN
+    if state[SCRATCH_VERDICT] == OUTCOME_LOST:  # the solver searched once, from the deal
+        return OUTCOME_UNWINNABLE
     if state[ENDED] == ENDED_CAPPED:
         return OUTCOME_CAPPED
     return OUTCOME_LOST

@@ -15,9 +15,9 @@ the slots its built-in searches use.
 
 Outcome codes. A result row's `outcome` is one code, the same for every game: the index
 of its label in engine.outcomes.LABELS (OUTCOME_LOST, OUTCOME_WON, OUTCOME_CAPPED,
-OUTCOME_UNKNOWN below). A search that decides a deal reports its verdict in the same
-codes: won, lost (proved lost), unknown (its budget ran out first); before it has
-decided, the verdict is VERDICT_PENDING.
+OUTCOME_UNKNOWN, OUTCOME_UNWINNABLE below). A search that decides a deal reports its
+verdict in the same codes: won, lost (proved lost), unknown (its budget ran out
+first); before it has decided, the verdict is VERDICT_PENDING.
 
 A policy is passed to a game's cached kernel as a first-class function of POLICY_SIG,
 so one compiled kernel serves every policy, built-in or plugged in.
@@ -62,6 +62,9 @@ OUTCOME_LOST = 0
 OUTCOME_WON = 1
 OUTCOME_CAPPED = 2  # the move cap stopped play
 OUTCOME_UNKNOWN = 3  # not won, and a search could not prove it lost
+# Not won, and a search proved from the deal as dealt that no line of play wins: a loss
+# that is a fact about the deal, where OUTCOME_LOST only says this play did not win.
+OUTCOME_UNWINNABLE = 4
 VERDICT_PENDING = -1  # a search's verdict before it has decided: no outcome code
 
 IN_PLAY, DONE, FAULT = 0, 1, 2

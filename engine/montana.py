@@ -61,6 +61,7 @@ from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-e
     OUTCOME_CAPPED,
     OUTCOME_LOST,
     OUTCOME_UNKNOWN,
+    OUTCOME_UNWINNABLE,
     OUTCOME_WON,
     PLAY_CHUNK_SIG,
     PLAY_DEALS_SIG,
@@ -379,10 +380,16 @@ def end_of_play_nb(state, max_moves):
 
 @njit(cache=True)
 def outcome_nb(state):
-    """The recorded outcome: a loss the solver could not prove is OUTCOME_UNKNOWN."""
-    if state[OUTCOME] == OUTCOME_LOST and state[SCRATCH_VERDICT] == OUTCOME_UNKNOWN:
+    """The recorded outcome: a loss the solver could not prove is OUTCOME_UNKNOWN; one it
+    proved is OUTCOME_UNWINNABLE only without redeals, where the phase it decided from the
+    grid as dealt is the whole deal (a redeal's shuffle could have gone otherwise)."""
+    if state[OUTCOME] != OUTCOME_LOST:
+        return state[OUTCOME]
+    if state[SCRATCH_VERDICT] == OUTCOME_UNKNOWN:
         return OUTCOME_UNKNOWN
-    return state[OUTCOME]
+    if state[SCRATCH_VERDICT] == OUTCOME_LOST and state[MAX_REDEALS] == 0:
+        return OUTCOME_UNWINNABLE
+    return OUTCOME_LOST
 
 
 @njit(cache=True)

@@ -26,6 +26,7 @@ def position(columns, foundations="A A A A", reserve=0, max_moves=2000):
         state[jokers.FOUND + suit] = "A23456789TJQK".index(top) + 1
     state[jokers.RESERVE] = reserve
     state[jokers.CAP] = min(max_moves, jokers.SATURATE)
+    jokers.clear_scratch_nb(state)  # as dealt: no policy has decided anything yet
     return state
 
 

@@ -248,7 +248,7 @@ def test_C5_oracle_proves_a_hand_built_position_lost():
     assert not winnable_by_brute_force(state)
     row, _ = play_oracle(state, 100000)
     assert state[calc.SCRATCH_VERDICT] == calc.OUTCOME_LOST
-    assert calc.OUTCOMES[row[OUTCOME]] == "lost"
+    assert calc.OUTCOMES[row[OUTCOME]] == "unwinnable"
 
 
 def winnable_by_memo_search(state):

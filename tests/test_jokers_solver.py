@@ -185,7 +185,7 @@ def test_solver_wins_play_out_their_line_and_the_referee_agrees():
 
 def test_every_deal_proved_lost_has_no_winning_line_for_the_referee():
     rows, _ = play_solver(32, 150, 50_000)
-    lost = np.flatnonzero(rows[:, 0] == jokers.OUTCOMES.index("lost"))
+    lost = np.flatnonzero(rows[:, 0] == jokers.OUTCOMES.index("unwinnable"))
     small = [deal for deal in lost if rows[deal, 5] <= 30][:6]
     assert small
     for deal in small:

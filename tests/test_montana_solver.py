@@ -11,11 +11,9 @@ import time
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
-from conftest import ROOT
+from conftest import ROOT, sim
 from montana_helpers import POLICIES, column, play_deals, position
 
-from sim.cli.main import main
 from sim.engine import montana
 from sim.engine.games import GAMES
 from sim.engine.referee.montana import check
@@ -239,25 +237,26 @@ def rows_and_logs(name, seed, n, redeals, params=()):
 
 
 def lost_is_never_contradicted(deals, solver_params):
-    # With no redeal (M5) a deal is one phase: `lost` must mean no policy can win it.
+    # With no redeal (M5) a deal is one phase: `unwinnable` must mean no policy can win it.
     solved, _ = rows_and_logs("solver", 99, deals, 0, solver_params)
     outcome = solved[:, column("outcome")]
     for name, params in (("search", ("nodes=20000",)), ("greedy", ()), ("random", ())):
         rows, _ = rows_and_logs(name, 99, deals, 0, params)
         won = rows[:, column("won")] == 1
-        assert not (won & (outcome == montana.OUTCOME_LOST)).any(), name
+        assert not (won & (outcome == montana.OUTCOME_UNWINNABLE)).any(), name
     return outcome
 
 
 def test_solver_lost_is_never_contradicted_by_another_policy_winning():
     outcome = lost_is_never_contradicted(120, ("nodes=200000",))
-    assert (outcome == montana.OUTCOME_LOST).any() and (outcome == montana.OUTCOME_WON).any()
+    assert (outcome == montana.OUTCOME_UNWINNABLE).any() and (outcome == montana.OUTCOME_WON).any()
+    assert not (outcome == montana.OUTCOME_LOST).any()  # no redeal: every loss is decided
 
 
 @pytest.mark.slow
 def test_solver_lost_is_never_contradicted_on_three_hundred_deals():
     outcome = lost_is_never_contradicted(300, ())
-    assert (outcome == montana.OUTCOME_LOST).sum() >= 5
+    assert (outcome == montana.OUTCOME_UNWINNABLE).sum() >= 5
 
 
 def test_solver_logs_pass_the_referee_and_unknown_is_a_stuck_grid():
@@ -269,20 +268,20 @@ def test_solver_logs_pass_the_referee_and_unknown_is_a_stuck_grid():
         assert verdict.ok, (deal, str(verdict))
         recorded = montana.OUTCOMES[row[column("outcome")]]
         # an unknown deal ends stuck like a lost one; only the proof is missing
-        assert line["outcome"] == ("lost" if recorded == "unknown" else recorded)
+        assert line["outcome"] == ("lost" if recorded in ("unknown", "unwinnable") else recorded)
         assert line["score"] == row[column("score")]
 
 
 def test_a_won_verdict_is_a_won_row_and_lost_rows_end_stuck_at_their_best():
     rows, _ = rows_and_logs("solver", 7, 30, 0, ("nodes=50000",))
     outcome = rows[:, column("outcome")]
-    assert set(outcome) <= {montana.OUTCOME_WON, montana.OUTCOME_LOST, montana.OUTCOME_UNKNOWN}
+    assert set(outcome) <= {
+        montana.OUTCOME_WON,
+        montana.OUTCOME_UNWINNABLE,
+        montana.OUTCOME_UNKNOWN,
+    }
     assert (rows[:, column("won")] == (outcome == montana.OUTCOME_WON)).all()
     assert (rows[outcome == montana.OUTCOME_WON, column("score")] == 48).all()
-
-
-def sim(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_one_and_two_workers_give_the_same_rows(tmp_path):
@@ -344,10 +343,10 @@ def test_compiled_and_pure_python_solvers_agree():
 def test_M5_M6_a_solver_log_that_says_unknown_passes_sim_replay(tmp_path):
     out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
     args = ["montana", "-p", "solver", "--param", "nodes=2000", "--redeals", "0", "-n", "12"]
-    result = CliRunner().invoke(main, [*args, "--out", str(out), "--log-moves", str(log), "-q"])
+    result = sim(*args, "--out", out, "--log-moves", log, "-q")
     assert result.exit_code == 0, result.output
     outcomes = {json.loads(line)["outcome"] for line in log.read_text().splitlines()}
     assert "unknown" in outcomes
-    replay = CliRunner().invoke(main, ["replay", str(log)])
+    replay = sim("replay", log)
     assert replay.exit_code == 0, replay.output
     assert replay.output.strip() == f"checked 12 deals in {log}: 12 valid, 0 invalid"

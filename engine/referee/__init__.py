@@ -25,6 +25,10 @@ class Verdict:
 
 VALID = Verdict(True)
 
+# What a log whose moves end in a loss may claim: lost; unknown (a solver gave up before
+# deciding); unwinnable (a solver proved no line wins, which moves alone cannot show).
+LOSS_CLAIMS = ("lost", "unknown", "unwinnable")
+
 
 class IllegalMove(Exception):
     """Raised inside a referee: the move `number` breaks a rule, for `reason`."""

@@ -1,6 +1,6 @@
 """Referee of Calculation move logs (rules C1-C9)."""
 
-from sim.engine.referee import VALID, BadLine, IllegalMove, Verdict
+from sim.engine.referee import LOSS_CLAIMS, VALID, BadLine, IllegalMove, Verdict
 from sim.engine.referee.cards import DECK, check_cards, rank
 
 
@@ -24,7 +24,8 @@ def check(line):
                 )
     score = sum(table.counts)
     outcome = "won" if score == 52 else "lost"
-    if (line["outcome"], line["score"]) != (outcome, score):
+    claimed = "lost" if outcome == "lost" and line["outcome"] in LOSS_CLAIMS else line["outcome"]
+    if (claimed, line["score"]) != (outcome, score):
         return Verdict(
             False,
             None,

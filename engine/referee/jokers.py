@@ -1,6 +1,6 @@
 """Referee of Jokers move logs (rules J1-J9)."""
 
-from sim.engine.referee import VALID, BadLine, IllegalMove, Verdict
+from sim.engine.referee import LOSS_CLAIMS, VALID, BadLine, IllegalMove, Verdict
 from sim.engine.referee.cards import DECK, check_cards, is_red, rank, suit
 
 JOKER = "JK"
@@ -34,9 +34,9 @@ def check(line):
     elif moves >= cap:
         expected = {"capped"}
     elif table.any_move():
-        expected = {"lost", "unknown"}  # the player resigned, or a solver gave up
+        expected = set(LOSS_CLAIMS)  # the player resigned, or a solver gave up or proved it
     else:
-        expected = {"lost"}
+        expected = {"lost", "unwinnable"}
     if claimed not in expected or line["score"] != score:
         gives = "won" if won else "/".join(sorted(expected))
         return Verdict(

@@ -1,6 +1,6 @@
 """Referee of Montana move logs (rules M1-M7, two redeals by default)."""
 
-from sim.engine.referee import VALID, BadLine, IllegalMove, Verdict
+from sim.engine.referee import LOSS_CLAIMS, VALID, BadLine, IllegalMove, Verdict
 from sim.engine.referee.cards import DECK, check_cards, rank, suit
 
 ROWS, COLS = 4, 13
@@ -66,8 +66,8 @@ def check(line):
         outcome = "lost"
     score = sum(kept_run(row) for row in grid)
     claimed = line["outcome"]
-    if outcome == "lost" and claimed == "unknown":
-        claimed = "lost"  # a solver that could not prove the loss says so; the moves agree
+    if outcome == "lost" and claimed in LOSS_CLAIMS:
+        claimed = "lost"  # a solver's unknown or unwinnable: the moves agree
     if (claimed, line["score"]) != (outcome, score):
         return Verdict(
             False,
