@@ -291,3 +291,14 @@ def test_policies_lists_every_policy_with_its_parameters():
     for name in ("random", "greedy", "kings-bottom", "planner"):
         assert f"  {name}" in result.output
     assert "--param depth_weight=1 (float)" in result.output
+
+
+def test_resume_brings_a_file_from_before_rows_said_what_made_them_up_to_date(tmp_path):
+
+    old, fresh = tmp_path / "old.parquet", tmp_path / "fresh.parquet"
+    assert sim("calc", "-n", 600, "--seed", 8, "--out", fresh, "-q").exit_code == 0
+    description = meta(fresh) | {"completed": False, "n_done": 250}
+    rows_then = pq.read_table(fresh).slice(0, 250).drop_columns(["game", "rules", "params"])
+    pq.write_table(rows_then.replace_schema_metadata({"sim": json.dumps(description)}), old)
+    assert sim("calc", "-n", 600, "--seed", 8, "--out", old, "--resume", "-q").exit_code == 0
+    assert pq.read_table(old).equals(pq.read_table(fresh))

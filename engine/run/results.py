@@ -128,6 +128,7 @@ class ResultWriter:
     def __init__(self, path, game):
         self.path = Path(path)
         self.tmp = temporary_path(self.path)
+        self.game = game
         self.schema = schema(game)
         small = [f.name for f in self.schema if f.name not in _DELTA_COLUMNS]
         # The Arrow schema is stored at close, with the run's description in its metadata.
@@ -174,6 +175,17 @@ class ResultWriter:
             self.tmp.unlink(missing_ok=True)
 
 
+def _identity_of(path, game):
+    """The identity columns' text for a file's rows, from its description."""
+    meta = read_meta(path)
+    return {
+        "game": meta["game"],
+        "rules": rules_text(game, meta["rules"]),
+        "policy": meta["policy"],
+        "params": params_text(meta["params"]),
+    }
+
+
 def read_meta(path):
     """The run description stored in a result file."""
     try:
@@ -187,12 +199,22 @@ def read_meta(path):
 
 
 def copy_rows(path, writer, limit=None):
-    """Copy the rows of an existing result file (the first `limit`) into writer."""
+    """Copy the rows of an existing result file (the first `limit`) into writer; rows of
+    a file from before rows said what made them get the game, rules and params columns
+    from its description, so resuming an old file brings it up to date."""
     left = limit
+    identity = _identity_of(path, writer.game)
     for batch in pq.ParquetFile(path).iter_batches(batch_size=ROW_GROUP_ROWS):
         if left is not None:
             batch = batch.slice(0, left)
             left -= batch.num_rows
-        writer.write(pa.Table.from_batches([batch]).cast(writer.schema))
+        table = pa.Table.from_batches([batch])
+        for name, text in identity.items():
+            if name not in table.column_names:
+                codes = _numeric(np.zeros(table.num_rows, np.int8))
+                table = table.append_column(
+                    name, pa.DictionaryArray.from_arrays(codes, _strings([text]))
+                )
+        writer.write(table.select(writer.schema.names).cast(writer.schema))
         if left == 0:
             return
