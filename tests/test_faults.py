@@ -183,7 +183,8 @@ def test_a_killed_parent_leaves_no_orphan_and_its_finished_deals_are_recovered(t
 
 def test_a_second_run_of_the_same_output_is_refused_while_the_first_writes(tmp_path):
     out = tmp_path / "r.parquet"
-    first = start(*SLOW, "-n", 1500, "--seed", 8, "--workers", 1, "--out", out, "-q")
+    # 4,000 deals of 2 ms: the first run is still writing however slow the second starts
+    first = start(*SLOW, "-n", 4000, "--seed", 8, "--workers", 1, "--out", out, "-q")
     wait_for_rows(out)
     second = sim("-n", 100, "--seed", 8, "--out", out, "--overwrite", "-q")
     assert second.returncode == 1
@@ -193,7 +194,7 @@ def test_a_second_run_of_the_same_output_is_refused_while_the_first_writes(tmp_p
     )
     _, stderr = first.communicate(timeout=120)
     assert first.returncode == 0, stderr
-    assert meta(out)["n"] == 1500 and pq.read_table(out).num_rows == 1500
+    assert meta(out)["n"] == 4000 and pq.read_table(out).num_rows == 4000
 
 
 def first_trigger_deal(seed, trigger=5):

@@ -61,7 +61,11 @@ def test_the_example_game_plays_as_a_command(tmp_path):
     assert result.exit_code == 0, result.output
     assert "pairs · first · cells=10 · seed 0" in result.output
     rows = pq.read_table(tmp_path / "p.parquet")
-    assert rows.column_names == ["seed", "deal", "policy", "outcome", "won", "score", "moves"]
+    assert rows.column_names == [
+        *("seed", "deal", "game", "rules", "policy", "params"),
+        *("outcome", "won", "score", "moves"),
+    ]
+    assert rows.column("rules").unique().to_pylist() == ["cells=10"]
     assert set(rows.column("outcome").to_pylist()) == {"won", "lost"}
 
 
