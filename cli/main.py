@@ -228,6 +228,7 @@ def _run_game(game, options):
         policies = [resolve(game.name, spec) for spec in options["policy"]]
         if sweep.is_sweep(policies, options["params"]):
             return _run_sweep(game, policies, rules, options)
+        sweep.grid_values(options["params"])  # a parameter given twice is refused
         params = policies[0].settings(options["params"])
     except (PolicyError, sweep.RunError) as error:
         raise click.ClickException(str(error)) from None
@@ -288,12 +289,14 @@ def _play(request, options):
     return result
 
 
-def _stop(request, result, how_to_finish):
+def _stop(request, result, how_to_finish, sweep_note=""):
     """End the command after a run that did not complete: what was kept, and the exit."""
     kept = (
         f"{result.kept:,} of {request.n:,} deals kept in {result.path} (marked incomplete; "
-        f"{how_to_finish})"
+        f"{sweep_note}{how_to_finish})"
         if result.kept
+        else f"no deal of this setting finished ({sweep_note}{how_to_finish})"
+        if sweep_note
         else "no deal finished; nothing written"
     )
     if result.error:
@@ -312,14 +315,15 @@ def _run_sweep(game, policies, rules, options):
         raise sweep.RunError("--log-moves logs one run; give a sweep's settings one at a time")
     grid = sweep.settings(policies, options["params"])
     start, n, seed = options["start"], options["n"], options["seed"]
-    folder = options["out"] or sweep.default_folder(game, policies, rules, seed, start, n)
+    folder = options["out"] or sweep.default_folder(
+        game, policies, options["params"], rules, seed, start, n
+    )
     sweep.check_folder(folder)
-    files = []
-    for number, setting in enumerate(grid, 1):
-        path = sweep.setting_file(folder, game, setting, rules, seed, start, n)
-        files.append(path)
+    files = [sweep.setting_file(folder, game, s, rules, seed, start, n) for s in grid]
+    sweep.check_files(files, options["resume"], options["overwrite"])
+    for number, (setting, path) in enumerate(zip(grid, files, strict=True), 1):
         label = f"[{number}/{len(grid)}] {setting.policy.name} {_params_text(setting)}".rstrip()
-        resume = options["resume"] and path.exists()
+        resume = options["resume"] and sweep.started(path)
         if resume and sweep.done_earlier(path):
             _say(options, f"{label}: done earlier, kept")
             continue
@@ -328,8 +332,8 @@ def _run_sweep(game, policies, rules, options):
         request = _request(game, which, setting.params, rules, options, path, resume)
         result = _play(request, options)
         if not result.completed:
-            left = f"sweep stopped at setting {number} of {len(grid)}"
-            _stop(request, result, f"{left}; run the same command with --resume to go on")
+            left = f"sweep stopped at setting {number} of {len(grid)}; "
+            _stop(request, result, "run the same command with --resume to go on", left)
     _compare_sweep(folder, files, options)
 
 

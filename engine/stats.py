@@ -13,4 +13,8 @@ def wilson_interval(successes, trials, z=Z95):
     denom = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # At 0 or all successes the bound is exactly the end of the range: the float sum
+    # leaves a residue like 2e-19 that would sit above a 0% point estimate.
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)
+    high = 1.0 if successes >= trials else min(1.0, centre + half)
+    return (low, high)

@@ -243,3 +243,13 @@ def test_markdown_report_of_several_groups_names_each_groups_plots(tmp_path):
     text = out.read_text()
     assert "](all/montana-redeals2-max_moves5000-difference.png)" in text
     assert "## calc · wastes=3 · 1 run, 1 file" in text
+
+
+def test_a_run_that_never_wins_gets_a_report_and_an_interval_from_exactly_zero(tmp_path):
+    from sim.engine.stats import wilson_interval
+
+    assert wilson_interval(0, 1000)[0] == 0.0 and wilson_interval(1000, 1000)[1] == 1.0
+    out = tmp_path / "never.parquet"
+    assert sim("calc", "-p", "random", "--wastes", 1, "-n", 300, "-q", "--out", out).exit_code == 0
+    result = sim("report", out, "--out", tmp_path / "r.html")
+    assert result.exit_code == 0, result.output

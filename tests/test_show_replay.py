@@ -194,3 +194,27 @@ def test_show_draws_the_montana_grid_and_its_redeals():
     shown = sim("show", "montana", "--deal", "1", "--no-color").output
     assert shown.startswith("montana · seed 0 · deal 1 · policy greedy")
     assert "  r4 " in shown and "redeals used" in shown
+
+
+@pytest.mark.parametrize(
+    "damage, reason",
+    [
+        ("truncated", "Compressed file ended before the end-of-stream marker was reached"),
+        ("plain", "Not a gzipped file (b'{\"')"),
+    ],
+)
+def test_replay_reads_a_damaged_compressed_log_up_to_the_damage(tmp_path, damage, reason):
+    log = tmp_path / "moves.jsonl.gz"
+    args = ["calc", "-n", 400, "-q", "--out", tmp_path / "r.parquet", "--log-moves", log]
+    assert sim(*args).exit_code == 0
+    if damage == "truncated":
+        log.write_bytes(log.read_bytes()[: log.stat().st_size // 2])
+    else:
+        import gzip
+
+        log.write_bytes(gzip.decompress(log.read_bytes()))
+    result = sim("replay", log)
+    assert result.exit_code == 1
+    problem, summary = result.output.splitlines()[-2:]
+    assert problem.endswith(f": cannot read on: {reason}")
+    assert summary.startswith("checked ") and summary.endswith("invalid, 1 malformed line")

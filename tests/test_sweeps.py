@@ -86,3 +86,38 @@ def test_an_interrupted_sweep_resumes_where_it_stopped(tmp_path):
     files = sorted(folder.glob("*.parquet"))
     assert len(files) == 3 and all(pq.read_table(f).num_rows == 400000 for f in files)
     assert not [p for p in os.listdir(folder) if p.startswith(".")]
+
+
+def test_a_sweep_is_refused_before_any_play_when_its_files_exist_or_nothing_is_there(tmp_path):
+    grid = ["calc", "-p", "planner", "--param", "depth_weight=0,1", "-n", 100, "-q"]
+    folder = tmp_path / "sweep"
+    assert sim(*grid, "--out", folder).exit_code == 0
+    first = folder / "calc-planner-depthweight0-wastes4-seed0-n100.parquet"
+    before = first.stat().st_mtime_ns
+    result = sim(*grid, "--out", folder)
+    assert result.output == (
+        f"Error: {first} exists; use --overwrite to replace the sweep's files,"
+        " or --resume to go on with them\n"
+    )
+    assert first.stat().st_mtime_ns == before
+    result = sim(*grid, "--out", tmp_path / "none", "--resume")
+    assert (
+        result.output == f"Error: nothing to resume: no file of this sweep in {tmp_path / 'none'}\n"
+    )
+
+
+def test_a_parameter_given_twice_is_refused():
+    result = sim("calc", "-p", "planner", "--param", "depth_weight=1", "--param", "depth_weight=2")
+    assert result.output == (
+        "Error: --param depth_weight is given twice; list its values as depth_weight=A,B\n"
+    )
+
+
+def test_two_sweeps_of_different_grids_get_different_default_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for grid in ("depth_weight=0,1", "king_pile=0,1"):
+        assert sim("calc", "-p", "planner", "--param", grid, "-n", 50, "-q").exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "results" / "calc").iterdir()) == [
+        "sweep-planner-depthweight0,1-wastes4-seed0-n50",
+        "sweep-planner-kingpile0,1-wastes4-seed0-n50",
+    ]

@@ -56,7 +56,11 @@ def check_line(line):
     if not isinstance(name, str) or name not in games:
         return Verdict(False, None, f"unknown game {name!r}")
     try:
-        return games[name].referee_module.check(line)
+        referee = games[name].referee_module
+    except ImportError as error:  # a plugged-in game whose referee cannot be loaded
+        return Verdict(False, None, f"cannot load the referee of game {name!r}: {error}")
+    try:
+        return referee.check(line)
     except IllegalMove as illegal:
         return illegal.verdict()
     except BadLine as bad:
@@ -68,28 +72,41 @@ def check_line(line):
 def check_log_file(path):
     """Yield (line number, line dict or None, Verdict) for each non-blank line of a log
     (decompressed if its name ends in .gz or .zst)."""
-    import json
-
-    from sim.engine.compressed import open_binary_lines
+    from sim.engine.compressed import READ_ERRORS, open_binary_lines
 
     with open_binary_lines(path) as lines:
-        for number, data in enumerate(lines, 1):
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                yield number, None, Verdict(False, None, "not UTF-8 text")
-                continue
-            if not text.strip():
-                continue
-            try:
-                line = json.loads(text)
-            except json.JSONDecodeError as error:
-                yield number, None, Verdict(False, None, f"not valid JSON ({error.msg})")
-                continue
-            except RecursionError:
-                yield number, None, Verdict(False, None, "not valid JSON (nested too deeply)")
-                continue
-            if not isinstance(line, dict):
-                yield number, None, Verdict(False, None, "not a JSON object")
-                continue
-            yield number, line, check_line(line)
+        number = 0
+        try:
+            for number, data in enumerate(lines, 1):
+                yield from _check_data(number, data)
+        except READ_ERRORS as error:  # a damaged or mislabelled compressed file
+            yield number + 1, None, Verdict(False, None, f"cannot read on: {_describe(error)}")
+
+
+def _describe(error):
+    return str(error) or type(error).__name__
+
+
+def _check_data(number, data):
+    """The verdict on one raw line of a log (nothing for a blank line)."""
+    import json
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        yield number, None, Verdict(False, None, "not UTF-8 text")
+        return
+    if not text.strip():
+        return
+    try:
+        line = json.loads(text)
+    except json.JSONDecodeError as error:
+        yield number, None, Verdict(False, None, f"not valid JSON ({error.msg})")
+        return
+    except RecursionError:
+        yield number, None, Verdict(False, None, "not valid JSON (nested too deeply)")
+        return
+    if not isinstance(line, dict):
+        yield number, None, Verdict(False, None, "not a JSON object")
+        return
+    yield number, line, check_line(line)

@@ -90,9 +90,11 @@ def _check_parquet_name(out):
     if suffix not in OTHER_FORMATS:
         return
     parquet = out.with_suffix(".parquet")
-    hint = f"write {parquet} and convert it with `sim export {parquet}"
-    hint += f" --to {OTHER_FORMATS[suffix]} --out {out}`" if OTHER_FORMATS[suffix] else "`"
-    raise RunError(f"--out {out}: result files are Parquet; {hint}")
+    if OTHER_FORMATS[suffix]:
+        hint = f"convert it with `sim export {parquet} --to csv --out {out}`"
+    else:
+        hint = "`sim export` converts it to CSV"
+    raise RunError(f"--out {out}: result files are Parquet; write {parquet} ({hint})")
 
 
 def _check_scheduler(address):

@@ -27,10 +27,12 @@ def grid_values(pairs):
         name, sep, text = pair.partition("=")
         if not sep:
             raise RunError(f"--param takes key=value, not {pair!r}")
-        values = [value.strip() for value in text.split(",")]
-        if any(not value for value in values):
+        name = name.strip()
+        if name in grid:
+            raise RunError(f"--param {name} is given twice; list its values as {name}=A,B")
+        grid[name] = [value.strip() for value in text.split(",")]
+        if any(not value for value in grid[name]):
             raise RunError(f"--param {pair}: an empty value in the list")
-        grid.setdefault(name.strip(), []).extend(values)
     return grid
 
 
@@ -61,9 +63,12 @@ def is_sweep(policies, pairs):
     return len(policies) > 1 or any("," in pair for pair in pairs)
 
 
-def default_folder(game, policies, rules, seed, start, n):
+def default_folder(game, policies, pairs, rules, seed, start, n):
+    """results/GAME/sweep-...: named for the policies, the grid, the rules and the deals,
+    so that two different sweeps never share a folder."""
     names = "-".join(policy.name for policy in policies)
-    parts = ["sweep", names, *(f"{k}{v}" for k, v in rules.items()), f"seed{seed}"]
+    grid = [f"{k}{','.join(v)}" for k, v in grid_values(pairs).items()]
+    parts = ["sweep", names, *grid, *(f"{k}{v}" for k, v in rules.items()), f"seed{seed}"]
     parts += [f"start{start}"] if start else []
     return Path("results") / game.name / ("-".join([*parts, f"n{n}"]).replace("_", ""))
 
@@ -77,6 +82,25 @@ def check_folder(folder):
     folder = Path(folder)
     if folder.suffix.lower() == ".parquet" or (folder.exists() and not folder.is_dir()):
         raise RunError(f"--out {folder}: a sweep writes a folder of result files, not one file")
+
+
+def started(path):
+    """True when a sweep's file, or the journal a killed run of it left, exists."""
+    path = Path(path)
+    return path.exists() or path.with_name(f".{path.name}.journal").exists()
+
+
+def check_files(files, resume, overwrite):
+    """Before any play: a fresh sweep replaces no file unless asked, and a resumed one
+    has something to resume."""
+    if resume and not any(started(path) for path in files):
+        raise RunError(f"nothing to resume: no file of this sweep in {Path(files[0]).parent}")
+    existing = [path for path in files if Path(path).exists()]
+    if existing and not (resume or overwrite):
+        raise RunError(
+            f"{existing[0]} exists; use --overwrite to replace the sweep's files,"
+            " or --resume to go on with them"
+        )
 
 
 def done_earlier(path):
