@@ -187,12 +187,17 @@ _RUN_OPTIONS = (
         help="Worker processes.",
     ),
     click.option(
-        "--param", "params", multiple=True, metavar="K=V", help="A policy parameter (repeatable)."
+        "--param",
+        "params",
+        multiple=True,
+        metavar="K=V",
+        help="A policy parameter (repeatable); K=A,B,C sweeps its values.",
     ),
     click.option(
         "--out",
         type=click.Path(path_type=Path),
-        help="Result file (default: under results/, named for the run).",
+        help="Result file (default: under results/GAME/, named for the run); for a sweep,"
+        " its folder.",
     ),
     click.option("--overwrite", is_flag=True, help="Replace an existing result file."),
     click.option("--resume", is_flag=True, help="Complete an interrupted result file."),
