@@ -90,6 +90,8 @@ def _read_layout(game, rules, path):
     except RecursionError:
         raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
     layout = data.get("layout", data) if isinstance(data, dict) else data
+    if isinstance(data, dict) and "layout" in data:
+        _take_rules_of_line(game, rules, data)
     try:
         game.module.state_from_layout(layout, rules)
     except KeyError as error:
@@ -97,6 +99,21 @@ def _read_layout(game, rules, path):
     except (TypeError, AttributeError, IndexError, OverflowError) as error:
         raise ValueError(f"not a {game.title} layout: {error}") from None
     return layout
+
+
+def _take_rules_of_line(game, rules, line):
+    """A whole move-log line says under which rules it was dealt: they are used, unless
+    an option given on the command line says otherwise, which is refused."""
+    for option in game.rules:
+        if option.name not in line:
+            continue
+        theirs, ours = line[option.name], rules[option.name]
+        if ours not in (option.default, theirs):
+            flag = "--" + option.name.replace("_", "-")
+            raise ValueError(f"the layout's line has {option.name}={theirs}; {flag} says {ours}")
+        if not isinstance(theirs, int) or not option.low <= theirs <= option.high:
+            raise ValueError(f"the layout's line has {option.name}={theirs!r}, not a valid value")
+        rules[option.name] = theirs
 
 
 def _wait():

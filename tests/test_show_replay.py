@@ -218,3 +218,18 @@ def test_replay_reads_a_damaged_compressed_log_up_to_the_damage(tmp_path, damage
     problem, summary = result.output.splitlines()[-2:]
     assert problem.endswith(f": cannot read on: {reason}")
     assert summary.startswith("checked ") and summary.endswith("invalid, 1 malformed line")
+
+
+def test_show_plays_a_whole_log_line_under_the_rules_it_was_dealt_with(tmp_path):
+    log = tmp_path / "moves.jsonl"
+    args = ["calc", "--wastes", 2, "-n", 3, "-q", "--out", tmp_path / "r.parquet"]
+    assert sim(*args, "--log-moves", log).exit_code == 0
+    line = tmp_path / "line.json"
+    line.write_text(log.read_text().splitlines()[1])
+    recorded = json.loads(line.read_text())
+    result = sim("show", "calc", "--layout", line, "--final", "--no-color")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].endswith("· wastes=2")
+    assert f"score {recorded['score']}" in result.output.splitlines()[-1]
+    result = sim("show", "calc", "--layout", line, "--wastes", 3)
+    assert result.output == "Error: the layout's line has wastes=2; --wastes says 3\n"
