@@ -165,8 +165,12 @@ def _refuse_an_input(out, runs):
 
 
 def _notes(runs):
-    """Notes on inputs: incomplete runs, and files of the old layout."""
+    """Notes on inputs: incomplete runs, files of the old layout, and Parquet files in the
+    folders given that are not sim result files."""
     from sim.engine.analysis.inputs import CONVERT_HINT
+
+    for path in getattr(runs, "skipped", ()):
+        click.echo(f"note: {path} is not a sim result file; left out", err=True)
 
     for run in runs:
         for path, meta in zip(run.files, run.metas, strict=True):

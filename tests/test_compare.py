@@ -474,3 +474,18 @@ def test_machine_formats_keep_a_p_value_below_the_smallest_float(tmp_path, fmt):
     table = sim("compare", a, b, "--baseline", "b").stdout
     paired_line = [line for line in table.splitlines() if line.startswith("a ")][-1]
     assert paired_line.endswith("  1.0e-1508")
+
+
+def test_a_table_written_into_the_folder_is_left_out_of_its_next_scan_with_a_note(tmp_path):
+    folder = tmp_path / "results"
+    for policy in ("greedy", "planner"):
+        out = folder / f"{policy}.parquet"
+        assert sim("calc", "-p", policy, "-n", 200, "-q", "--out", out).exit_code == 0
+    summary = folder / "summary.parquet"
+    assert sim("compare", folder, "--out", summary).exit_code == 0
+    result = sim("compare", folder)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"note: {summary} is not a sim result file; left out\n"
+    assert result.stdout.startswith("calc · wastes=4 · 2 runs, 2 files\n")
+    result = sim("compare", summary)
+    assert result.exit_code == 1

@@ -197,7 +197,7 @@ def one_line(error):
 def load_runs(paths):
     """Runs of the result files (or folders of them) given: grouped by (game, rules), the
     groups in order of first appearance, and within each its runs in that order."""
-    files = expand_paths(paths)
+    files, skipped = _readable(expand_paths(paths), paths)
     metas = [result_meta(path) for path in files]
     wanted = ("outcome",) + REQUIRED_COLUMNS + MEAN_COLUMNS + IDENTITY
     runs, parts = {}, {}
@@ -221,7 +221,35 @@ def load_runs(paths):
         raise AnalysisError("no deals in the result files given")
     for group in groups_of(runs):
         _label(group.runs)
-    return runs
+    return Runs(runs, skipped)
+
+
+class Runs(list):
+    """The runs, and the Parquet files found in folders that were not sim result files
+    (a table written into a results folder, say): left out, for a note."""
+
+    def __init__(self, runs, skipped=()):
+        super().__init__(runs)
+        self.skipped = list(skipped)
+
+
+def _readable(files, given):
+    """Files to read: every file named, and those found in folders that are sim result
+    files; a folder's other Parquet files are set apart, never a reason to fail."""
+    named = {Path(path).resolve() for path in given}
+    kept, skipped = [], []
+    for path in files:
+        if path.resolve() in named:
+            kept.append(path)
+            continue
+        try:
+            read_meta(path)
+            kept.append(path)
+        except (ResultFileError, ValueError, UnicodeDecodeError, RecursionError):
+            skipped.append(path)
+    if not kept:
+        raise AnalysisError(f"no sim result files among {', '.join(map(str, given))}")
+    return kept, skipped
 
 
 def _split_by_run(path, table, meta):
