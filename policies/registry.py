@@ -143,15 +143,21 @@ def builtin_policies(game=None):
     games = registered_games()
     names = [game] if game else list(games)
     found = []
-    for module_name in (m for g in names if g in games for m in games[g].policy_modules):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name == module_name:
-                continue
-            raise
-        found += [p for p in vars(module).values() if isinstance(p, Policy)]
+    for name in (g for g in names if g in games):
+        for module_name in games[name].policy_modules:
+            module = _policy_module(name, module_name)
+            found += [p for p in vars(module).values() if isinstance(p, Policy)]
     return [p for p in found if game is None or p.game == game]
+
+
+def _policy_module(game, module_name):
+    """A game's policy module; one that cannot be imported is named, not passed over."""
+    try:
+        return importlib.import_module(module_name)
+    except (Exception, SystemExit) as error:
+        raise PolicyError(
+            f"cannot import {module_name!r}, a policy module of {game}: {_describe(error)}"
+        ) from None
 
 
 def plugin_policies(game=None):

@@ -108,3 +108,24 @@ def test_a_broken_game_plug_in_is_left_out_with_one_warning(tmp_path, entry, pro
     assert done.returncode == 0
     assert done.stderr == f"warning: {problem}; left out\n"
     assert "calc" in done.stdout
+
+
+def test_a_plugged_in_game_whose_policy_module_is_missing_says_so(tmp_path):
+    package = tmp_path / "ghost_game"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import dataclasses\nfrom sim.engine.games import CALC\n"
+        "GHOST = dataclasses.replace(CALC, name='ghost', policy_modules=('nope_policies',))\n"
+    )
+    info = tmp_path / "ghost-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ghost\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[sim.games]\nghost = ghost_game:GHOST\n")
+    env = os.environ | {"PYTHONPATH": str(tmp_path)}
+    command = [sys.executable, "-m", "sim", "ghost", "-n", "10"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "Error: cannot import 'nope_policies', a policy module of ghost:"
+        " ModuleNotFoundError: No module named 'nope_policies'\n"
+    )
