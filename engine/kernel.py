@@ -34,6 +34,10 @@ why play stopped early:
 
 from numba import njit, types
 
+from sim.engine import compile_cache
+
+compile_cache.install()  # before any kernel is declared
+
 POLICY_SIG = types.int64(
     types.int16[::1],  # state
     types.int16[::1],  # legal actions

@@ -11,6 +11,10 @@ A stream's state is a one-element uint64 array, so kernels can pass it by refere
 import numpy as np
 from numba import njit
 
+from sim.engine import compile_cache
+
+compile_cache.install()  # before any kernel is declared
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)

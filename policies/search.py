@@ -27,6 +27,10 @@ are generated: lists hold a few dozen moves at most, where insertion beats sorti
 import numpy as np
 from numba import njit
 
+from sim.engine import compile_cache
+
+compile_cache.install()  # before any kernel is declared
+
 EMPTY_KEY = 0  # a seen set's free slot
 STAMPED_PROBES = 4  # slots a key of a stamped table may take, from its home slot on
 
