@@ -284,7 +284,7 @@ def _play(request, options):
 
     bar = _ProgressBar(request.n, options["quiet"])
     try:
-        result = run(request, progress=bar.update)
+        result = run(request, progress=bar.update, notice=None if options["quiet"] else _notice)
     except (RunError, ResultFileError, PolicyError, ClusterError) as error:
         raise click.ClickException(str(error)) from None
     finally:
@@ -292,6 +292,10 @@ def _play(request, options):
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     return result
+
+
+def _notice(line):
+    click.echo(line, err=True)
 
 
 def _stop(request, result, how_to_finish, sweep_note=""):
@@ -443,7 +447,7 @@ def policies(game):
         except PolicyError as error:
             raise click.ClickException(str(error)) from None
         for policy in found:
-            kind = "" if policy.compiled else " (python)"
+            kind = "" if policy.lazy or policy.compiled else " (python)"
             click.echo(f"  {policy.name:<14}{policy.summary}{kind}")
             for param in policy.params:
                 click.echo(f"  {'':<14}  --param {param.describe()}")

@@ -8,6 +8,7 @@ cached function's source stamp cover the rules and policy sources too: any chang
 recompiles what is loaded next, in place, instead of running old code.
 """
 
+import contextlib
 import functools
 import importlib.util
 from pathlib import Path
@@ -51,3 +52,32 @@ def _stamped(base):
         return (base.get_source_stamp(self), sources_stamp())
 
     return type(f"Stamped{base.__name__}", (base,), {"get_source_stamp": get_source_stamp})
+
+
+@contextlib.contextmanager
+def announce_compiles(say):
+    """Within the block, call say(function) once, as the first real compile of a
+    disk-cached function starts, with the Python function being compiled: not for a
+    kernel loaded from the cache, so a warm start says nothing. say=None: no notice."""
+    if say is None:
+        yield
+        return
+    from numba.core import caching, event
+
+    class FirstCompile(event.Listener):
+        said = False
+
+        def on_start(self, started):
+            dispatcher = started.data["dispatcher"]
+            # A function without a disk cache (a plug-in's guard) compiles on every run,
+            # in a moment: there is no "once" to announce.
+            on_disk = not isinstance(getattr(dispatcher, "_cache", None), caching.NullCache)
+            if on_disk and not self.said:
+                self.said = True
+                say(dispatcher.py_func)
+
+        def on_end(self, _):
+            pass
+
+    with event.install_listener("numba:compile", FirstCompile()):
+        yield

@@ -61,10 +61,11 @@ class Game:
     max_log: object  # rules dict -> most actions a deal can log
     referee: str  # module: check(line) -> Verdict, position(line) -> position
     draw: str  # "module:function": position -> text
-    policy_modules: tuple = ()  # modules whose Policy objects are the game's built-ins
+    policy_modules: tuple = ()  # light modules (no numba) declaring its Policy objects
     examples: tuple = ()  # two or three real commands, closing its help page
     default_policy: str = "greedy"  # what `sim GAME` plays without --policy
     extra_summary: tuple = field(default=())  # (label, column) pairs for the summary
+    compile_seconds: float | None = None  # the rules' first compile, roughly, if known
 
     @property
     def module(self) -> ModuleType:

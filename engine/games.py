@@ -18,6 +18,7 @@ CALC = Game(
     name="calc",
     title="Calculation",
     module_name="sim.engine.calc",
+    compile_seconds=7,  # measured on two cores
     rules=(
         RuleOption(
             "wastes", 4, 1, CALC_MAX_WASTES, "waste piles: 4 is the game, 3 the hard variant"
@@ -39,7 +40,7 @@ CALC = Game(
     max_log=lambda rules: 96,  # engine.calc.MAX_MOVES: 48 placements, 48 moves up
     referee="sim.engine.referee.calc",
     draw="sim.engine.drawings:calc",
-    policy_modules=("sim.policies.calc", "sim.policies.calc_strong"),
+    policy_modules=("sim.policies.calc",),
     examples=(
         "sim calc --policy greedy -n 1e6",
         "sim calc -p mc -n 1e4 --wastes 3 --workers 2",
@@ -51,6 +52,7 @@ JOKERS = Game(
     name="jokers",
     title="Jokers",
     module_name="sim.engine.jokers",
+    compile_seconds=8,  # measured on two cores
     rules=(
         RuleOption(
             "max_moves",
@@ -82,6 +84,7 @@ MONTANA = Game(
     name="montana",
     title="Montana",
     module_name="sim.engine.montana",
+    compile_seconds=7,  # measured on two cores
     rules=(
         RuleOption("redeals", 2, 0, 10, "redeals allowed when no move is possible (M5)"),
         RuleOption(
@@ -109,7 +112,7 @@ MONTANA = Game(
     max_log=lambda rules: rules["max_moves"] + rules["redeals"],
     referee="sim.engine.referee.montana",
     draw="sim.engine.drawings:montana",
-    policy_modules=("sim.policies.montana", "sim.policies.montana_solver"),
+    policy_modules=("sim.policies.montana",),
     examples=(
         "sim montana --policy greedy -n 1e6",
         "sim montana -p search --param nodes=200000 -n 1e4 --redeals 0",

@@ -18,7 +18,7 @@ needs to copy. Then come bookkeeping for results, and the policy's scratch block
     ---- POLICY_SCRATCH = 181: from here on, the policy's scratch block ----
     181 .. 2185    SCRATCH_*   the policy's own (engine.kernel), laid out below
 
-The scratch block, state[POLICY_SCRATCH:], as the solver (policies.jokers) uses it;
+The scratch block, state[POLICY_SCRATCH:], as the solver (policies.jokers_kernels) uses it;
 dealing sets its verdict to VERDICT_PENDING and its counts to 0, and the result row
 reads its verdict and node count:
 

@@ -24,7 +24,7 @@ The whole position is one int16 array. The grid is 4 rows of 13 cells, cell = 13
     120 .. 1147  SCRATCH_*   the policy's own (engine.kernel), laid out below
 
 The scratch block, state[POLICY_SCRATCH:], as the search and solver policies
-(policies.montana, policies.montana_solver) use it; dealing and each redeal (a new
+(policies.montana_kernels, policies.montana_solver) use it; dealing and each redeal (a new
 phase) set its verdict to VERDICT_PENDING and its plan length to 0, and the result
 row reads its verdict:
 

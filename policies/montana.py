@@ -1,390 +1,105 @@
-"""Built-in Montana policies (compiled; see engine.montana for state and actions).
+"""The Montana policies: declarations only, read by listings, help and completion
+without importing numba. Each kernel is compiled when it first plays; compile_seconds
+is how long that took on a two-core machine, for the notice shown before it."""
 
-Why none of them is ever capped (M7): a legal move can take a card out of a kept run
-only by moving the 2 of column 1 into another row's column 1, since the card after c
-goes only right of c. The policies here make such a move only when it raises the
-score, and `first` never makes it (a column-1 gap always has a 2 from outside
-column 1 to take, listed first). Between two such moves a 2 moves at most once (into
-column 1, where it stays), and a card of rank r only when the cell right of the card
-before it is free, so at most once more than that card: a few hundred moves a deal.
-`random` can move 2s between column-1 cells back and forth, but each time a column-1
-gap is filled, a 2 from outside column 1 has a fair chance, so it ends too.
-"""
-
-import numpy as np
-from numba import njit
-
-from sim.engine import rng
-from sim.engine.montana import (
-    CELLS,
-    COLS,
-    GAP,
-    GRID,
-    KING,
-    MAX_LEGAL,
-    PLAN_CAP,
-    POLICY_SIG,
-    REDEALS,
-    RUN,
-    SCRATCH_PLAN,
-    SCRATCH_PLAN_DEAL,
-    SCRATCH_PLAN_LEN,
-    SCRATCH_PLAN_POS,
-    WHERE,
-    WIN_SCORE,
-    legal_actions_nb,
-    move_card_nb,
-    score_nb,
-)
-from sim.policies.registry import Param, param_slots, policy
-from sim.policies.search import insert_by_value_nb, seen_visit_nb, zobrist_keys
-
-NEVER = -1_000_000  # the value of a move a policy must not make
-
-
-@policy("montana")
-@njit(POLICY_SIG, cache=True)
-def random(state, legal, n_legal, params, stream):
-    """Uniform among the legal moves: the baseline every policy should beat.
-
-    Every gap is filled by a card chosen at random among those the rules allow,
-    a 2 into column 1 included, whatever it breaks or blocks.
-    """
-    return rng.below_nb(stream, n_legal)
-
-
-@policy("montana")
-@njit(POLICY_SIG, cache=True)
-def first(state, legal, n_legal, params, stream):
-    """The first legal move in scan order: gaps by cell, row by row.
-
-    The gap nearest the top left is filled first; a column-1 gap takes the 2 of the
-    lowest suit (C D H S) that lies outside column 1. It never looks ahead.
-    """
-    return 0
-
-
-# Column and row of a cell (and of the cell just past the grid), looked up rather than
-# divided: the greedy policy evaluates nearly every move of a deal.
-COL_OF = np.arange(CELLS + 1, dtype=np.int64) % COLS
-ROW_OF = np.arange(CELLS + 1, dtype=np.int64) // COLS
-# The card, target cell, target column and target row's RUN slot of each action
-# (card * CELLS + cell), looked up rather than divided for the same reason.
-ACTION_CARD = np.repeat(np.arange(CELLS, dtype=np.int16), CELLS)
-ACTION_TARGET = np.tile(np.arange(CELLS, dtype=np.int16), CELLS)
-TARGET_COL = (ACTION_TARGET % COLS).astype(np.int16)
-TARGET_RUN = (RUN + ACTION_TARGET // COLS).astype(np.int16)
-
-
-@njit(cache=True, inline="always")
-def chain_after_nb(state, card, cell):
-    """Cards of card's suit already lying in sequence right of cell, in its row."""
-    length = 0
-    nxt = card + 4
-    col = COL_OF[cell] + 1
-    while col < COLS and state[GRID + cell - COL_OF[cell] + col] == nxt:
-        length += 1
-        nxt += 4
-        col += 1
-    return length
-
-
-@njit(cache=True, inline="always")
-def greedy_value_nb(state, card, target):
-    """The lore's value of moving card into the gap at target (higher is better).
-
-    Putting a card at the end of its row's kept run counts most (1000), less on a
-    longer run, to keep rows even. Then the cell it empties: best the next cell of a
-    kept run (+8), never a gap right of a K or of a gap (-4); filling a gap left of
-    another gap unblocks that one (+2). Moves of 2s get more in two_value_nb.
-    """
-    # Straight-line arithmetic on table lookups: this runs for nearly every move of a
-    # deal. Reads past the end of a row land in the next row or in WHERE and are
-    # masked by the column.
-    source = state[WHERE + card]
-    col = COL_OF[source]
-    target_col = COL_OF[target]
-    run = state[RUN + ROW_OF[target]]
-    # The card left of the emptied cell: the moved card itself if it moves one left.
-    left = card if source == target + 1 else state[GRID + source - 1]
-    dead = (col != 0) & ((left == GAP) | (left >= KING))
-    feeds_run = col == state[RUN + ROW_OF[source]]
-    unblocks = (target_col < COLS - 1) & (state[GRID + target + 1] == GAP) & (card < KING)
-    return (
-        (target_col == run) * (1000 - 8 * run)
-        + 8 * np.int64(feeds_run)
-        - 4 * np.int64(dead)
-        + 2 * np.int64(unblocks)
-    )
-
-
-@njit(cache=True, inline="always")
-def two_value_nb(state, card, target):
-    """greedy_value_nb of a 2 moving into column 1, plus what the 2 brings.
-
-    16 for each card of its suit already in sequence after the target; minus the run
-    it leaves if it comes from another row's column 1, and NEVER if that leaves the
-    score no higher (a 2 between column-1 cells for nothing could loop).
-    """
-    gain = 1 + chain_after_nb(state, card, target)
-    source = state[WHERE + card]
-    if COL_OF[source] == 0:
-        gain -= state[RUN + ROW_OF[source]]
-        if gain <= 0:
-            return NEVER
-    return greedy_value_nb(state, card, target) + 16 * gain
-
-
-@njit(cache=True, inline="always")
-def _best_two_nb(state, legal, n_legal):
-    """Index of the best move of a 2 into column 1 (it beats any other move, if any
-    is worth playing at all: it starts a run), or of the best other move."""
-    # two_value_nb written out (its extension term is the same for every 2), with
-    # value and index packed together so that the best is a max.
-    best = np.int64(NEVER) * 32
-    for i in range(n_legal):
-        card = legal[i] // CELLS
-        target = legal[i] - card * CELLS
-        if COL_OF[target] != 0:
-            continue
-        source = state[WHERE + card]
-        col = COL_OF[source]
-        source_run = state[RUN + ROW_OF[source]]
-        gain = 1 - (col == 0) * source_run
-        if state[GRID + target + 1] == card + 4:
-            gain += chain_after_nb(state, card, target)
-        left = card if source == target + 1 else state[GRID + source - 1]
-        dead = (col != 0) & ((left == GAP) | (left >= KING))
-        value = 16 * gain + 8 * np.int64(col == source_run) - 4 * np.int64(dead)
-        if gain > 0:
-            best = max(best, value * 32 + 31 - i)
-    if best > np.int64(NEVER) * 32:
-        return 31 - (best & 31)
-    best_value, best_index = NEVER - 1, 0
-    for i in range(n_legal):
-        card = legal[i] // CELLS
-        value = greedy_value_nb(state, card, legal[i] - card * CELLS)
-        if value > best_value:
-            best_index, best_value = i, value
-    return best_index
-
-
-@njit(cache=True, inline="always")
-def best_greedy_nb(state, legal, n_legal):
-    """Index of the legal move of highest greedy value, the first on ties."""
-    if n_legal == 1:
-        return 0
-    if n_legal > 4 or TARGET_COL[legal[0]] == 0:
-        return _best_two_nb(state, legal, n_legal)
-    # No column-1 gap (it would bring 4 moves, and be the only gap with moves if
-    # there are no more than 4): at most 4 moves, one a gap. The first that extends a
-    # kept run is played; otherwise the best is found by a max of value and index
-    # packed together, a branch-free step.
-    for i in range(n_legal):
-        if TARGET_COL[legal[i]] == state[TARGET_RUN[legal[i]]]:
-            return i
-    best = np.int64(NEVER) * 32
-    for i in range(n_legal):
-        action = legal[i]
-        value = greedy_value_nb(state, ACTION_CARD[action], ACTION_TARGET[action])
-        best = max(best, value * 32 + 31 - i)
-    return 31 - (best & 31)
-
-
-@policy("montana")
-@njit(POLICY_SIG, cache=True)
-def greedy(state, legal, n_legal, params, stream):
-    """The lore's rules of thumb: extend kept runs, never open a dead gap, no loops.
-
-    A move that puts a card in its final place, at the end of its row's kept run,
-    comes first: the first such move in scan order (preferring the shorter run, to
-    keep rows even, changed nothing measurable over 100,000 deals). Into a column-1
-    gap goes the 2 that starts the longest run there, with the cards already in
-    sequence after it. Otherwise the move is chosen by the cell it empties: best the
-    next cell of a kept run, never (if it can be helped) a gap right of a K or of
-    another gap; filling a gap left of another gap, which unblocks that one, is
-    welcome. A 2 never moves from one column 1 to another unless that lengthens a
-    kept run, so play cannot loop. Ties go to the first in scan order.
-    """
-    return best_greedy_nb(state, legal, n_legal)
-
-
-# Zobrist keys of (card, cell) for the search's transposition table.
-ZOBRIST = zobrist_keys(20240604, (CELLS, CELLS))
-
-
-@njit(cache=True)
-def grid_key_nb(state):
-    key = np.int64(0)
-    for card in range(4, CELLS):
-        key ^= ZOBRIST[card, state[WHERE + card]]
-    return key
-
-
-@njit(cache=True)
-def _ordered_moves_nb(state, out, values):
-    """Legal moves, best-looking first by the greedy values; loops dropped.
-
-    values is scratch space for MAX_LEGAL values."""
-    n = legal_actions_nb(state, out)
-    kept = 0
-    for i in range(n):
-        action = out[i]
-        card, target = action // CELLS, action % CELLS
-        if COL_OF[target] == 0:
-            value = two_value_nb(state, card, target)
-        else:
-            value = greedy_value_nb(state, card, target)
-        if value != NEVER:
-            kept = insert_by_value_nb(out, values, kept, action, value)
-    return kept
-
-
-@njit(cache=True)
-def search_plan_nb(state, budget):
-    """Search the current deal; write the best line found into the plan slots.
-
-    A limited-discrepancy search: the moves of each position are ordered by the
-    greedy values, taking any but the best is a discrepancy, and pass L explores
-    every line of at most L discrepancies, depth first, for L = 0, 1, 2, ... So the
-    greedy line comes first, then the lines that leave it once, and so on, at any
-    depth (a plain depth-first search spends its budget near the end of the greedy
-    line instead: at 50,000 positions it won 69.5% of 2,000 deals, this 73%). A
-    transposition table of grid hashes skips a position already explored with as
-    much leeway. At most `budget` positions are explored in all. A stuck position is
-    worth its score; the search stops at a win. Returns True when a pass met no
-    limit, that is when every position reachable was seen.
-    """
-    scratch = state.copy()
-    size = 1024
-    while size < 2 * budget:
-        size *= 2
-    keys = np.zeros(size, np.int64)
-    allowances = np.zeros(size, np.int16)
-    depth_cap = PLAN_CAP
-    moves = np.empty((depth_cap + 1, MAX_LEGAL), np.int16)
-    count = np.zeros(depth_cap + 1, np.int64)
-    nxt = np.zeros(depth_cap + 1, np.int64)
-    spent = np.zeros(depth_cap + 1, np.int64)
-    source = np.zeros(depth_cap + 1, np.int16)
-    path = np.zeros(depth_cap + 1, np.int16)
-    best_path = np.zeros(depth_cap, np.int16)
-    values = np.empty(MAX_LEGAL, np.int64)
-    root_key = grid_key_nb(scratch) | 1
-    count[0] = _ordered_moves_nb(scratch, moves[0], values)
-    best_value, best_len = _node_value_nb(scratch, count[0] == 0), 0
-    nodes, complete, won = 1, False, False
-    limit = 0
-    while not complete and not won and nodes < budget:
-        limited = False
-        seen_visit_nb(keys, allowances, root_key, limit + 1)
-        key = root_key
-        depth = 0
-        nxt[0] = 0
-        spent[0] = 0
-        while True:
-            deviates = min(nxt[depth], 1)
-            if nxt[depth] >= count[depth] or spent[depth] + deviates > limit:
-                if nxt[depth] < count[depth]:
-                    limited = True
-                if depth == 0:
-                    break
-                card = path[depth] // CELLS
-                key ^= ZOBRIST[card, path[depth] % CELLS] ^ ZOBRIST[card, source[depth]]
-                move_card_nb(scratch, card, source[depth])
-                depth -= 1
-                continue
-            if nodes >= budget:
-                break
-            action = moves[depth, nxt[depth]]
-            child_spent = spent[depth] + deviates
-            nxt[depth] += 1
-            card, target = action // CELLS, action % CELLS
-            from_cell = scratch[WHERE + card]
-            new_key = key ^ ZOBRIST[card, from_cell] ^ ZOBRIST[card, target]
-            if not seen_visit_nb(keys, allowances, new_key, limit + 1 - child_spent):
-                continue
-            nodes += 1
-            move_card_nb(scratch, card, target)
-            key = new_key
-            depth += 1
-            path[depth] = action
-            source[depth] = from_cell
-            spent[depth] = child_spent
-            nxt[depth] = 0
-            count[depth] = (
-                0 if depth == depth_cap else _ordered_moves_nb(scratch, moves[depth], values)
-            )
-            value = _node_value_nb(scratch, count[depth] == 0)
-            if value > best_value:
-                best_value, best_len = value, depth
-                best_path[:depth] = path[1 : depth + 1]
-                if score_nb(scratch) == WIN_SCORE:
-                    won = True
-                    break
-        # unwind to the root for the next pass
-        while depth > 0:
-            card = path[depth] // CELLS
-            move_card_nb(scratch, card, source[depth])
-            depth -= 1
-        complete = not limited and nodes < budget
-        limit += 1
-    state[SCRATCH_PLAN_DEAL] = state[REDEALS]
-    state[SCRATCH_PLAN_POS] = 0
-    state[SCRATCH_PLAN_LEN] = best_len
-    state[SCRATCH_PLAN : SCRATCH_PLAN + best_len] = best_path[:best_len]
-    return complete
-
-
-@njit(cache=True)
-def _node_value_nb(state, stuck):
-    """A stuck position is worth its score; one with moves left a little more."""
-    return 4 * score_nb(state) + (0 if stuck else 1)
-
-
-@njit(cache=True)
-def _planned_index_nb(state, legal, n_legal):
-    """Index in legal of the plan's next move, or -1 if there is no plan to follow."""
-    if (
-        state[SCRATCH_PLAN_DEAL] != state[REDEALS]
-        or state[SCRATCH_PLAN_POS] >= state[SCRATCH_PLAN_LEN]
-    ):
-        return -1
-    action = state[SCRATCH_PLAN + state[SCRATCH_PLAN_POS]]
-    for i in range(n_legal):
-        if legal[i] == action:
-            state[SCRATCH_PLAN_POS] += 1
-            return i
-    return -1
-
+from sim.policies.registry import Param, Policy
 
 SEARCH_PARAMS = (Param("nodes", int, 50000, "positions one search may explore", 1, 5_000_000),)
-(NODES,) = param_slots(SEARCH_PARAMS, "nodes")
 
+SOLVER_PARAMS = (
+    Param("nodes", int, 1_000_000, "positions one search may explore", 1, 100_000_000),
+    Param("keep", int, 0, "stuck grid to aim for: 0 score, 1 runs, 2 first", 0, 2),
+)
 
-@policy("montana", params=SEARCH_PARAMS)
-@njit(POLICY_SIG, cache=True)
-def search(state, legal, n_legal, params, stream):
-    """Looks ahead: a limited-discrepancy search of the open grid picks the line.
+random = Policy(
+    "montana",
+    "random",
+    "sim.policies.montana_kernels:random_nb",
+    compile_seconds=1,
+    description="""\
+Uniform among the legal moves: the baseline every policy should beat.
 
-    All 48 cards are face up, so from the current grid the policy searches the
-    positions reachable in this deal: first the line the greedy rules would play,
-    then every line that leaves it at one position, then at two, and so on (depth
-    first within each pass; a transposition table of grid hashes so that no position
-    is explored twice with the same leeway), at most `nodes` positions in all. It
-    stops at the first win found; otherwise it keeps the line to the highest score,
-    where a stuck position is worth its score and one with moves left a little more
-    (there the search goes on later). The line is stored as a plan in the state's
-    spare slots and played move by move; at its end (or at a redeal, which drops the
-    plan) the policy searches again from where it stands. A search that finds nothing
-    better than where it stands (nodes=1) leaves the move to the greedy rules. Time
-    and memory grow with `nodes`: about 0.1 us and 20 bytes a position.
-    """
-    planned = _planned_index_nb(state, legal, n_legal)
-    if planned >= 0:
-        return planned
-    search_plan_nb(state, max(1, np.int64(params[NODES])))
-    planned = _planned_index_nb(state, legal, n_legal)
-    if planned >= 0:
-        return planned
-    return best_greedy_nb(state, legal, n_legal)
+Every gap is filled by a card chosen at random among those the rules allow,
+a 2 into column 1 included, whatever it breaks or blocks.
+""",
+)
+
+first = Policy(
+    "montana",
+    "first",
+    "sim.policies.montana_kernels:first_nb",
+    compile_seconds=1,
+    description="""\
+The first legal move in scan order: gaps by cell, row by row.
+
+The gap nearest the top left is filled first; a column-1 gap takes the 2 of the
+lowest suit (C D H S) that lies outside column 1. It never looks ahead.
+""",
+)
+
+greedy = Policy(
+    "montana",
+    "greedy",
+    "sim.policies.montana_kernels:greedy_nb",
+    compile_seconds=1,
+    description="""\
+The lore's rules of thumb: extend kept runs, never open a dead gap, no loops.
+
+A move that puts a card in its final place, at the end of its row's kept run,
+comes first: the first such move in scan order (preferring the shorter run, to
+keep rows even, changed nothing measurable over 100,000 deals). Into a column-1
+gap goes the 2 that starts the longest run there, with the cards already in
+sequence after it. Otherwise the move is chosen by the cell it empties: best the
+next cell of a kept run, never (if it can be helped) a gap right of a K or of
+another gap; filling a gap left of another gap, which unblocks that one, is
+welcome. A 2 never moves from one column 1 to another unless that lengthens a
+kept run, so play cannot loop. Ties go to the first in scan order.
+""",
+)
+
+search = Policy(
+    "montana",
+    "search",
+    "sim.policies.montana_kernels:search_nb",
+    compile_seconds=10,
+    params=SEARCH_PARAMS,
+    description="""\
+Looks ahead: a limited-discrepancy search of the open grid picks the line.
+
+All 48 cards are face up, so from the current grid the policy searches the
+positions reachable in this deal: first the line the greedy rules would play,
+then every line that leaves it at one position, then at two, and so on (depth
+first within each pass; a transposition table of grid hashes so that no position
+is explored twice with the same leeway), at most `nodes` positions in all. It
+stops at the first win found; otherwise it keeps the line to the highest score,
+where a stuck position is worth its score and one with moves left a little more
+(there the search goes on later). The line is stored as a plan in the state's
+spare slots and played move by move; at its end (or at a redeal, which drops the
+plan) the policy searches again from where it stands. A search that finds nothing
+better than where it stands (nodes=1) leaves the move to the greedy rules. Time
+and memory grow with `nodes`: about 0.1 us and 20 bytes a position.
+""",
+)
+
+solver = Policy(
+    "montana",
+    "solver",
+    "sim.policies.montana_solver:solver_nb",
+    compile_seconds=17,
+    params=SOLVER_PARAMS,
+    description="""\
+Decides each phase exactly, within a budget: wins when a line wins, else plays
+for the redeal.
+
+At the start of each deal phase (and whenever its plan runs out) it looks for a
+win with the search policy's limited-discrepancy search (three quarters of
+`nodes` positions), then searches every position reachable before the next
+redeal, depth first with a table of seen grids (the rest). A winning line is
+played: `won`. Otherwise it plays to the best stuck grid seen for the redeal:
+keep=0 the most cards in kept runs (M5), by the shortest line; keep=1 the same,
+then the most rows with a run, then the longest shortest run; keep=2 no choice,
+the first stuck grid met (the end of the greedy line). After the last redeal a
+deal not won is `lost` when the search saw every position (a proof), `unknown`
+when the budget ran out first.
+""",
+)

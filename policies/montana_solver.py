@@ -37,7 +37,6 @@ from sim.engine.montana import (
     OUTCOME_UNKNOWN,
     OUTCOME_WON,
     PLAN_CAP,
-    POLICY_SIG,
     REDEALS,
     ROWS,
     RUN,
@@ -53,7 +52,8 @@ from sim.engine.montana import (
     move_card_nb,
     score_nb,
 )
-from sim.policies.montana import (
+from sim.policies.montana import SOLVER_PARAMS
+from sim.policies.montana_kernels import (
     COL_OF,
     ZOBRIST,
     _planned_index_nb,
@@ -63,7 +63,7 @@ from sim.policies.montana import (
     search_plan_nb,
     two_value_nb,
 )
-from sim.policies.registry import Param, param_slots, policy
+from sim.policies.registry import param_slots
 from sim.policies.search import insert_by_value_nb, new_seen_set_nb, seen_grown_nb, seen_insert_nb
 
 # The seen set of positions (policies.search): from 2**TABLE_MIN_BITS slots, doubled
@@ -313,30 +313,12 @@ def plan_phase_nb(state, budget, keep):
     return nodes
 
 
-SOLVER_PARAMS = (
-    Param("nodes", int, 1_000_000, "positions one search may explore", 1, 100_000_000),
-    Param("keep", int, KEEP_SCORE, "stuck grid to aim for: 0 score, 1 runs, 2 first", 0, 2),
-)
 NODES, KEEP = param_slots(SOLVER_PARAMS, "nodes", "keep")
 
 
-@policy("montana", params=SOLVER_PARAMS)
-@njit(POLICY_SIG, cache=True)
-def solver(state, legal, n_legal, params, stream):
-    """Decides each phase exactly, within a budget: wins when a line wins, else plays
-    for the redeal.
-
-    At the start of each deal phase (and whenever its plan runs out) it looks for a
-    win with the search policy's limited-discrepancy search (three quarters of
-    `nodes` positions), then searches every position reachable before the next
-    redeal, depth first with a table of seen grids (the rest). A winning line is
-    played: `won`. Otherwise it plays to the best stuck grid seen for the redeal:
-    keep=0 the most cards in kept runs (M5), by the shortest line; keep=1 the same,
-    then the most rows with a run, then the longest shortest run; keep=2 no choice,
-    the first stuck grid met (the end of the greedy line). After the last redeal a
-    deal not won is `lost` when the search saw every position (a proof), `unknown`
-    when the budget ran out first.
-    """
+@njit(cache=True)
+def solver_nb(state, legal, n_legal, params, stream):
+    """The kernel of policy `solver` (sim.policies.montana)."""
     planned = _planned_index_nb(state, legal, n_legal)
     if planned >= 0:
         return planned

@@ -3,12 +3,19 @@
 A policy is a function `choose(state, legal, n_legal, params, stream) -> index`: given
 the game state array, the first n_legal entries of `legal` (the legal actions), the
 policy's parameters as a float64 array in declared order and its own random stream, it
-returns the index in `legal` of the action to play. Compiled with the game's
-POLICY_SIG (numba), it runs inside the compiled kernel; a plain Python function works
-too, through the same interface, only slower.
+returns the index in `legal` of the action to play. Compiled with numba, it runs inside
+the game's compiled kernel; a plain Python function works too, through the same
+interface, only slower.
 
-Wrap it with `policy(game=..., params=[...])` to declare its game, name and parameters;
-the first paragraph of its docstring is its description.
+There are two ways to declare one, both giving a Policy:
+
+- `Policy(game, name, kernel="package.module:function", params=..., description=...)`,
+  the way of the built-ins: the declaration is light (this module imports neither
+  numba nor numpy), so listings, help and completion read it at once, and the kernel
+  (a lazily compiled `@njit(cache=True)` function) is imported and compiled for the
+  game's POLICY_SIG only when something plays it, and only that one;
+- `@policy(game, params=[...])` on the function itself, for a plug-in in one file; the
+  first paragraph of its docstring is its description.
 """
 
 import hashlib
@@ -22,8 +29,6 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-
-import numpy as np
 
 ENTRY_POINT_GROUP = "sim.policies"
 
@@ -88,9 +93,28 @@ def _parse_int(text):
 class Policy:
     game: str
     name: str
-    choose: object
+    # The choose function itself, or "module:function" naming it: imported (and, if
+    # compiled, compiled for the game's POLICY_SIG) when the policy first plays.
+    kernel: object
     params: tuple = ()
     description: str = ""
+    compile_seconds: float | None = None  # a first compile's rough length, if known
+
+    def __post_init__(self):
+        object.__setattr__(self, "description", inspect.cleandoc(self.description))
+
+    @property
+    def choose(self):
+        if not isinstance(self.kernel, str):
+            return self.kernel
+        if self.kernel not in _LOADED_KERNELS:
+            _LOADED_KERNELS[self.kernel] = _load_kernel(self.game, self.kernel)
+        return _LOADED_KERNELS[self.kernel]
+
+    @property
+    def lazy(self):
+        """Declared by name and not yet loaded: nothing of it is imported."""
+        return isinstance(self.kernel, str) and self.kernel not in _LOADED_KERNELS
 
     @property
     def compiled(self):
@@ -116,7 +140,26 @@ class Policy:
         return values
 
     def param_vector(self, values):
+        import numpy as np  # here: declaring and listing policies needs no numpy
+
         return np.array([float(values[p.name]) for p in self.params], np.float64)
+
+
+_LOADED_KERNELS = {}  # "module:function" -> its choose function, compiled, per process
+
+
+def _load_kernel(game, where):
+    """The function `where` names, compiled for the game's policy signature if it is a
+    lazily compiled numba function (a cached compile loads from disk)."""
+    from sim.engine.games import get_game
+
+    module_name, _, attribute = where.partition(":")
+    found = getattr(_policy_module(game, module_name), attribute, None)
+    if found is None:
+        raise PolicyError(f"{module_name!r}, a policy module of {game}, has no {attribute!r}")
+    if hasattr(found, "compile") and hasattr(found, "py_func"):
+        found.compile(get_game(game).module.POLICY_SIG)
+    return found
 
 
 def policy(game, name=None, params=()):
@@ -127,7 +170,7 @@ def policy(game, name=None, params=()):
         return Policy(
             game=game,
             name=name or python_func.__name__.removesuffix("_nb").replace("_", "-"),
-            choose=choose,
+            kernel=choose,
             params=tuple(params),
             description=inspect.cleandoc(python_func.__doc__ or ""),
         )

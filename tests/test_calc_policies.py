@@ -7,7 +7,7 @@ from calc_helpers import position
 from sim.engine import calc, rng
 from sim.engine.games import CALC
 from sim.engine.run.job import play_chunk_python
-from sim.policies.calc import steps_until_needed_nb
+from sim.policies.calc_kernels import steps_until_needed_nb
 from sim.policies.registry import resolve
 
 

@@ -22,13 +22,16 @@ def test_declared_outcome_labels_are_what_the_rules_module_writes(game):
     assert labels == GAMES[game].module.OUTCOMES
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["calc", "--help"], []])
-def test_help_and_version_load_no_compiled_code(args):
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["--version"], ["calc", "--help"], [], ["policies"], ["policies", "pairs"]],
+)
+def test_help_version_and_the_policy_list_load_no_compiled_code(args):
     code = (
         "import sys\n"
         "from sim.cli.main import main\n"
         f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in ('numba', 'pyarrow', 'pandas') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('numba', 'numpy', 'pyarrow', 'pandas') if m in sys.modules)\n"
         "print('loaded:', heavy)\n"
     )
     done = subprocess.run(

@@ -12,12 +12,13 @@ from sim.engine.referee import IllegalMove, check_line
 from sim.engine.referee.jokers import Position
 from sim.engine.run.job import LOG_END
 from sim.policies import jokers as jokers_policies
+from sim.policies import jokers_kernels
 
 SOLVER = jokers_policies.solver
 
 
 def solve(state, nodes=100_000):
-    jokers_policies.solve_into_state_nb(state, nodes, rng.new_stream(0, 0, rng.STREAM_POLICY))
+    jokers_kernels.solve_into_state_nb(state, nodes, rng.new_stream(0, 0, rng.STREAM_POLICY))
     plan = state[jokers.SCRATCH_PLAN : jokers.SCRATCH_PLAN + state[jokers.SCRATCH_PLAN_LEN]]
     return int(state[jokers.SCRATCH_VERDICT]), [jokers.action_notation(int(a)) for a in plan]
 
@@ -144,21 +145,21 @@ def test_safe_foundation_moves_are_made_alone():
         np.empty(jokers.N_ACTIONS, np.int64),
     )
     stream = rng.new_stream(0, 0, 1)
-    assert jokers_policies.ordered_moves_nb(state, out, scratch, stream, 0) == 1
+    assert jokers_kernels.ordered_moves_nb(state, out, scratch, stream, 0) == 1
     assert jokers.action_notation(out[0]) == "c1>f"
     # c1: 5C on foundations 4 3 3 4: a red 4 could still go onto the 5C
     state = position(["5C", "9D", "9S", "9H"], foundations="4 3 3 4")
-    assert jokers_policies.safe_foundation_move_nb(state) == -1
+    assert jokers_kernels.safe_foundation_move_nb(state) == -1
 
 
 def test_position_keys_ignore_column_order_and_which_joker_is_which():
-    zobrist = jokers_policies.ZOBRIST
+    zobrist = jokers_kernels.ZOBRIST
     scratch = np.zeros(1, np.uint64)
     one = position(["8C JK 6C", "7D", "KS"], reserve=1)
     other = position(["KS", "", "7D", "8C JK 6C"], reserve=1)
     other[jokers.COLS + jokers.MAX_HEIGHT * 3 + 1] = 53
     different = position(["8C JK 6C", "7D KS"], reserve=1)
-    key = jokers_policies.position_key_nb
+    key = jokers_kernels.position_key_nb
     assert key(one, zobrist, scratch) == key(other, zobrist, scratch)
     assert key(one, zobrist, scratch) != key(different, zobrist, scratch)
 

@@ -4,7 +4,7 @@ import numpy as np
 from montana_helpers import POLICIES, column, legal_notation, play_deals, position
 
 from sim.engine import montana, rng
-from sim.policies import montana as montana_policies
+from sim.policies import montana_kernels
 
 #        c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 c11 c12 c13
 # r1     .. 3H 4H 5H KC .. 7D 8D 9D TD JD  QD  KD
@@ -168,7 +168,7 @@ def test_search_plan_on_a_nearly_won_grid_wins():
         "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..",
         ".. 3S 4S 5S 6S 7S 8S 2S TS JS QS KS 9S",
     )
-    montana_policies.search_plan_nb(state, 5000)
+    montana_kernels.search_plan_nb(state, 5000)
     line = list(
         state[montana.SCRATCH_PLAN : montana.SCRATCH_PLAN + state[montana.SCRATCH_PLAN_LEN]]
     )

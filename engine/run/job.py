@@ -141,6 +141,31 @@ def make_job(game, policy, seed, rules, params, log):
     )
 
 
+def compile_notice(request, notice):
+    """say(function) for compile_cache.announce_compiles: one line to `notice` saying
+    what compiles, that it happens once, and roughly for how long."""
+
+    def say(function):
+        game, policy = request.game, request.policy
+        rules_too = function.__module__ == game.module_name
+        what = (
+            f"the {game.title} rules and policy {policy.name}"
+            if rules_too
+            else (f"policy {policy.name}")
+        )
+        hints = [policy.compile_seconds] + ([game.compile_seconds] if rules_too else [])
+        length = f"about {_rounded(sum(hints))} s" if None not in hints else "up to a minute or two"
+        notice(
+            f"compiling {what} for this machine: {length}, once (later runs load it from the cache)"
+        )
+
+    return say
+
+
+def _rounded(seconds):
+    return max(5, int(round(seconds / 5.0)) * 5)
+
+
 def load_kernel(spec):
     """Compile or load the job's kernel (and guard) without playing a deal."""
     play_chunk(spec, (0, 0))

@@ -6,11 +6,12 @@ import signal
 import time
 from datetime import UTC, datetime
 
+from sim.engine import compile_cache
 from sim.engine.run import journal
 from sim.engine.run.executors import play_chunks
 from sim.engine.run.files import describe_os_error
 from sim.engine.run.finish import finish
-from sim.engine.run.job import PolicyFault, job_spec, load_kernel
+from sim.engine.run.job import PolicyFault, compile_notice, job_spec, load_kernel
 from sim.engine.run.move_log import MoveLog
 from sim.engine.run.pool import WorkerFailure
 from sim.engine.run.request import RunError
@@ -18,7 +19,7 @@ from sim.engine.run.stop_signals import StopSignals
 from sim.engine.run.totals import RunResult, Totals
 
 
-def play_run(request, out, log, before, progress):
+def play_run(request, out, log, before, progress, notice=None):
     """Play the deals after the `before` that --resume keeps, and write the outputs.
 
     Returns the RunResult; raises RunError when the journals or the outputs cannot be
@@ -26,14 +27,14 @@ def play_run(request, out, log, before, progress):
     they were)."""
     first = request.start + before
     paths = journal.JournalPaths.beside(out, log)
-    started, clock = datetime.now(UTC), time.perf_counter()
+    started = datetime.now(UTC)
     journals = _Journals(request, paths, first)
     totals = Totals()
     if before:
         totals.add_file(out)
     with StopSignals() as stop:
-        error = _play_into(request, journals, first, totals, progress, stop)
-        wall = time.perf_counter() - clock
+        error, clock = _play_into(request, journals, first, totals, progress, stop, notice)
+        wall = time.perf_counter() - clock  # play only: a first compile is not play
         if journals.deals == 0 and before == 0 and (error or stop.signum):
             paths.remove()  # nothing played: the output stays as it was
             if error:
@@ -73,13 +74,16 @@ class _Journals:
             self.moves.close()
 
 
-def _play_into(request, journals, first, totals, progress, stop):
+def _play_into(request, journals, first, totals, progress, stop, notice):
     """Play until every deal is done, a stop is asked for or play fails, writing each
-    finished chunk; returns why play failed, or None. The journals are closed after."""
-    error = None
+    finished chunk; returns why play failed (or None) and when play began, the kernel
+    loaded. The journals are closed after."""
+    error, play_began = None, time.perf_counter()
     try:
         spec = job_spec(request)
-        load_kernel(spec)
+        with compile_cache.announce_compiles(notice and compile_notice(request, notice)):
+            load_kernel(spec)
+        play_began = time.perf_counter()
         stop.immediate = bool(request.scheduler)  # a Dask client cannot be polled
         if progress:
             progress(totals.deals)
@@ -95,7 +99,7 @@ def _play_into(request, journals, first, totals, progress, stop):
             journals.close()
         except OSError as failure:
             error = error or describe_os_error(failure)
-    return error
+    return error, play_began
 
 
 def _record(request, journals, totals, progress, result):

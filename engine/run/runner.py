@@ -35,11 +35,12 @@ from sim.engine.run.salvage import salvage
 __all__ = ["RunError", "RunRequest", "default_filename", "run"]
 
 
-def run(request, progress=None):
+def run(request, progress=None, notice=None):
     """Play the requested deals and write the result file; return a RunResult.
 
     `progress(deals)` is called once play is about to start (with any rows carried
-    over by --resume, possibly 0) and then as deals finish, in order.
+    over by --resume, possibly 0) and then as deals finish, in order. `notice(line)`
+    is called with one line before a wait the user should know of: a first compile.
     """
     check_request(request)
     out, log = checked_outputs(request)
@@ -49,6 +50,6 @@ def run(request, progress=None):
         notes = salvage(request, out, locks)
         before = rows_kept_by_resume(request, out)
         check_move_log_for_resume(request, log, before)
-        result = play_run(request, out, log, before, progress)
+        result = play_run(request, out, log, before, progress, notice)
         result.notes = notes + result.notes
         return result

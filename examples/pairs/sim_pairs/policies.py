@@ -1,27 +1,21 @@
-"""Two Pairs policies: the simplest, and one that reads a parameter by name."""
+"""The Pairs policies, declared: a name, a description, parameters and where the kernel
+is. Nothing here imports numba, so `sim policies` and completion read it at once."""
 
-from numba import njit
-
-from sim.engine import rng
-from sim.policies.registry import Param, param_slots, policy
-from sim_pairs.rules import POLICY_SIG
-
-
-@policy("pairs")
-@njit(POLICY_SIG, cache=True)
-def first(state, legal, n_legal, params, stream):
-    """The first legal pair, in cell order."""
-    return 0
-
+from sim.policies.registry import Param, Policy
 
 RANDOM_PARAMS = (Param("keep_first", float, 0.0, "chance of taking the first pair", 0.0, 1.0),)
-(KEEP_FIRST,) = param_slots(RANDOM_PARAMS, "keep_first")
 
+first = Policy(
+    "pairs",
+    "first",
+    "sim_pairs.kernels:first_nb",
+    description="The first legal pair, in cell order.",
+)
 
-@policy("pairs", params=RANDOM_PARAMS)
-@njit(POLICY_SIG, cache=True)
-def random(state, legal, n_legal, params, stream):
-    """A uniformly random legal pair, or the first pair with chance keep_first."""
-    if rng.below_nb(stream, 1_000_000) < params[KEEP_FIRST] * 1_000_000:
-        return 0
-    return rng.below_nb(stream, n_legal)
+random = Policy(
+    "pairs",
+    "random",
+    "sim_pairs.kernels:random_nb",
+    params=RANDOM_PARAMS,
+    description="A uniformly random legal pair, or the first pair with chance keep_first.",
+)
