@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from click.utils import make_default_short_help
 
-from sim.cli.options import WholeNumber, check_deal_range, game_command
+from sim.cli.options import WholeNumber, check_deal_range, complete_policies, game_command
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 from sim.engine.games import BROKEN_PLUGINS, registered_games
 
@@ -48,17 +48,28 @@ class SimGroup(click.Group):
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
+    def _command_help(self, ctx, name, limit=45):
+        """A command's one-line help, without loading a lazy command."""
+        if name in self.lazy_help:
+            return make_default_short_help(self.lazy_help[name], limit)
+        return super().get_command(ctx, name).get_short_help_str(limit)
+
     def format_commands(self, ctx, formatter):
-        rows = []
-        for name in self.list_commands(ctx):
-            limit = formatter.width - 6 - len(name)
-            if name in self.lazy_help:
-                rows.append((name, make_default_short_help(self.lazy_help[name], limit)))
-            else:
-                command = super().get_command(ctx, name)
-                rows.append((name, command.get_short_help_str(limit)))
+        rows = [
+            (name, self._command_help(ctx, name, formatter.width - 6 - len(name)))
+            for name in self.list_commands(ctx)
+        ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def shell_complete(self, ctx, incomplete):
+        """Command names from list_commands and lazy_help (click's own completion loads
+        every command to read its help), then the group's options."""
+        from click.shell_completion import CompletionItem
+
+        names = [name for name in self.list_commands(ctx) if name.startswith(incomplete)]
+        items = [CompletionItem(name, help=self._command_help(ctx, name)) for name in names]
+        return items + click.Command.shell_complete(self, ctx, incomplete)
 
     def get_command(self, ctx, name):
         if name in self.lazy:
@@ -451,7 +462,14 @@ def policies(game):
 
 @main.command()
 @click.argument("games", nargs=-1, type=click.Choice(sorted(GAMES)))
-@click.option("--policy", "-p", "policy_names", multiple=True, help="Only these policies.")
+@click.option(
+    "--policy",
+    "-p",
+    "policy_names",
+    multiple=True,
+    shell_complete=complete_policies(),
+    help="Only these policies.",
+)
 @click.option(
     "-n",
     "--deals",

@@ -43,6 +43,33 @@ def check_deal_range(start, n):
         )
 
 
+def complete_policies(game=None):
+    """A shell_complete callback for --policy: the names of the game's built-in policies
+    (without game: those of the games the command was given, or of all) that start with
+    the word being completed. Plug-in policies are left out: completion loads no plug-in."""
+
+    def complete(ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        from sim.engine.games import registered_games
+        from sim.policies.registry import PolicyError, builtin_policies
+
+        # While the option lacks its value, click leaves the words before it unparsed.
+        given = ctx.params.get("games") or ctx.args
+        games = [game] if game else [g for g in given if g in registered_games()] or [None]
+        items = {}
+        try:
+            for name in games:
+                for policy in builtin_policies(name):
+                    if policy.name.startswith(incomplete) and policy.name not in items:
+                        items[policy.name] = CompletionItem(policy.name, help=policy.summary)
+        except PolicyError:
+            pass  # a game whose policies cannot be loaded: only what was found
+        return list(items.values())
+
+    return complete
+
+
 def game_command(group, game, callback, doc, common_options, many_policies=False):
     """Add to group a command named for game: --policy (the game's default; repeatable
     with many_policies), its rule options, then common_options."""
@@ -69,6 +96,7 @@ def game_command(group, game, callback, doc, common_options, many_policies=False
         default=(game.default_policy,) if many_policies else game.default_policy,
         multiple=many_policies,
         show_default=True,
+        shell_complete=complete_policies(game.name),
         help="Policy name, MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE"
         + (" (repeat it to sweep several)." if many_policies else "."),
     )(command)
