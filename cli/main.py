@@ -9,7 +9,13 @@ from pathlib import Path
 import click
 from click.utils import make_default_short_help
 
-from sim.cli.options import WholeNumber, check_deal_range, complete_policies, game_command
+from sim.cli.options import (
+    WholeNumber,
+    check_deal_range,
+    complete_policies,
+    game_command,
+    no_color,
+)
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 from sim.engine.games import BROKEN_PLUGINS, registered_games
 
@@ -377,7 +383,9 @@ def _compare_sweep(folder, files, options):
 class _ProgressBar:
     """A tqdm bar that appears as play starts (after the checks, so never before an error).
 
-    Its rate counts only deals played now, not those a --resume carries over."""
+    Its rate is the deals played now (not those a --resume carries over) over the time
+    since play began. Chunks finish in bursts, which tqdm's moving average would take for
+    a speed-up."""
 
     def __init__(self, total, quiet):
         self.total, self.quiet, self.bar = total, quiet, None
@@ -392,6 +400,9 @@ class _ProgressBar:
                 initial=deals,
                 unit=" deals",
                 unit_scale=True,
+                smoothing=0,  # the mean rate since the bar appeared
+                ascii=True if no_color() else None,
+                **_terminal_size(),
                 # None: off when stderr is not a terminal
                 disable=True if self.quiet or _env_flag("TQDM_DISABLE") else None,
                 file=sys.stderr,
@@ -402,6 +413,17 @@ class _ProgressBar:
     def close(self):
         if self.bar is not None:
             self.bar.close()
+
+
+def _terminal_size():
+    """{}: tqdm fits the bar to the terminal. A terminal that reports no size (a
+    pseudo-terminal nobody sized, as `script` or `docker exec -t` may give) would get
+    nothing drawn: it gets 80 columns by 24 lines."""
+    try:
+        sized = os.get_terminal_size(sys.stderr.fileno()).columns > 0
+    except (OSError, ValueError):
+        sized = True  # not a terminal: tqdm leaves the bar off
+    return {} if sized else {"ncols": 79, "nrows": 23}
 
 
 def _env_flag(name):

@@ -1,5 +1,7 @@
-"""Parameter types of the command line: counts written as people write them."""
+"""The command line's own conventions: counts written as people write them, the --policy
+option of a game command with its completion, NO_COLOR."""
 
+import os
 from decimal import Decimal, InvalidOperation
 
 import click
@@ -33,6 +35,12 @@ class WholeNumber(click.ParamType):
         if number > self.high:
             self.fail(f"{value!r} is above {self.high}", param, ctx)
         return int(number)
+
+
+def no_color():
+    """NO_COLOR set to anything but "" (no-color.org): plain text, no ANSI colour, and an
+    ASCII progress bar."""
+    return bool(os.environ.get("NO_COLOR"))
 
 
 def check_deal_range(start, n):
