@@ -9,7 +9,13 @@ from pathlib import Path
 import click
 from click.utils import make_default_short_help
 
-from sim.cli.options import WholeNumber, check_deal_range, game_command
+from sim.cli.options import (
+    WholeNumber,
+    check_deal_range,
+    complete_policies,
+    game_command,
+    no_color,
+)
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 from sim.engine.games import BROKEN_PLUGINS, registered_games
 
@@ -48,17 +54,28 @@ class SimGroup(click.Group):
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
+    def _command_help(self, ctx, name, limit=45):
+        """A command's one-line help, without loading a lazy command."""
+        if name in self.lazy_help:
+            return make_default_short_help(self.lazy_help[name], limit)
+        return super().get_command(ctx, name).get_short_help_str(limit)
+
     def format_commands(self, ctx, formatter):
-        rows = []
-        for name in self.list_commands(ctx):
-            limit = formatter.width - 6 - len(name)
-            if name in self.lazy_help:
-                rows.append((name, make_default_short_help(self.lazy_help[name], limit)))
-            else:
-                command = super().get_command(ctx, name)
-                rows.append((name, command.get_short_help_str(limit)))
+        rows = [
+            (name, self._command_help(ctx, name, formatter.width - 6 - len(name)))
+            for name in self.list_commands(ctx)
+        ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def shell_complete(self, ctx, incomplete):
+        """Command names from list_commands and lazy_help (click's own completion loads
+        every command to read its help), then the group's options."""
+        from click.shell_completion import CompletionItem
+
+        names = [name for name in self.list_commands(ctx) if name.startswith(incomplete)]
+        items = [CompletionItem(name, help=self._command_help(ctx, name)) for name in names]
+        return items + click.Command.shell_complete(self, ctx, incomplete)
 
     def get_command(self, ctx, name):
         if name in self.lazy:
@@ -370,7 +387,9 @@ def _compare_sweep(folder, files, options):
 class _ProgressBar:
     """A tqdm bar that appears as play starts (after the checks, so never before an error).
 
-    Its rate counts only deals played now, not those a --resume carries over."""
+    Its rate is the deals played now (not those a --resume carries over) over the time
+    since play began. Chunks finish in bursts, which tqdm's moving average would take for
+    a speed-up."""
 
     def __init__(self, total, quiet):
         self.total, self.quiet, self.bar = total, quiet, None
@@ -385,6 +404,9 @@ class _ProgressBar:
                 initial=deals,
                 unit=" deals",
                 unit_scale=True,
+                smoothing=0,  # the mean rate since the bar appeared
+                ascii=True if no_color() else None,
+                **_terminal_size(),
                 # None: off when stderr is not a terminal
                 disable=True if self.quiet or _env_flag("TQDM_DISABLE") else None,
                 file=sys.stderr,
@@ -395,6 +417,17 @@ class _ProgressBar:
     def close(self):
         if self.bar is not None:
             self.bar.close()
+
+
+def _terminal_size():
+    """{}: tqdm fits the bar to the terminal. A terminal that reports no size (a
+    pseudo-terminal nobody sized, as `script` or `docker exec -t` may give) would get
+    nothing drawn: it gets 80 columns by 24 lines."""
+    try:
+        sized = os.get_terminal_size(sys.stderr.fileno()).columns > 0
+    except (OSError, ValueError):
+        sized = True  # not a terminal: tqdm leaves the bar off
+    return {} if sized else {"ncols": 79, "nrows": 23}
 
 
 def _env_flag(name):
@@ -455,7 +488,14 @@ def policies(game):
 
 @main.command()
 @click.argument("games", nargs=-1, type=click.Choice(sorted(GAMES)))
-@click.option("--policy", "-p", "policy_names", multiple=True, help="Only these policies.")
+@click.option(
+    "--policy",
+    "-p",
+    "policy_names",
+    multiple=True,
+    shell_complete=complete_policies(),
+    help="Only these policies.",
+)
 @click.option(
     "-n",
     "--deals",

@@ -1,5 +1,7 @@
-"""Parameter types of the command line: counts written as people write them."""
+"""The command line's own conventions: counts written as people write them, the --policy
+option of a game command with its completion, NO_COLOR."""
 
+import os
 from decimal import Decimal, InvalidOperation
 
 import click
@@ -35,12 +37,45 @@ class WholeNumber(click.ParamType):
         return int(number)
 
 
+def no_color():
+    """NO_COLOR set to anything but "" (no-color.org): plain text, no ANSI colour, and an
+    ASCII progress bar."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def check_deal_range(start, n):
     """Refuse deals that run past the last deal index (deal indices are int64)."""
     if start + n - 1 > INT64_MAX:
         raise click.UsageError(
             f"--start {start} with -n {n} goes past the last deal index, {INT64_MAX}"
         )
+
+
+def complete_policies(game=None):
+    """A shell_complete callback for --policy: the names of the game's built-in policies
+    (without game: those of the games the command was given, or of all) that start with
+    the word being completed. Plug-in policies are left out: completion loads no plug-in."""
+
+    def complete(ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        from sim.engine.games import registered_games
+        from sim.policies.registry import PolicyError, builtin_policies
+
+        # While the option lacks its value, click leaves the words before it unparsed.
+        given = ctx.params.get("games") or ctx.args
+        games = [game] if game else [g for g in given if g in registered_games()] or [None]
+        items = {}
+        try:
+            for name in games:
+                for policy in builtin_policies(name):
+                    if policy.name.startswith(incomplete) and policy.name not in items:
+                        items[policy.name] = CompletionItem(policy.name, help=policy.summary)
+        except PolicyError:
+            pass  # a game whose policies cannot be loaded: only what was found
+        return list(items.values())
+
+    return complete
 
 
 def game_command(group, game, callback, doc, common_options, many_policies=False):
@@ -69,6 +104,7 @@ def game_command(group, game, callback, doc, common_options, many_policies=False
         default=(game.default_policy,) if many_policies else game.default_policy,
         multiple=many_policies,
         show_default=True,
+        shell_complete=complete_policies(game.name),
         help="Policy name, MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE"
         + (" (repeat it to sweep several)." if many_policies else "."),
     )(command)

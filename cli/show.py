@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sim.cli.options import WholeNumber, game_command
+from sim.cli.options import WholeNumber, game_command, no_color
 from sim.engine.games import get_game, registered_games
 from sim.engine.referee import IllegalMove
 from sim.engine.run.one_deal import play_one
@@ -29,7 +29,7 @@ _SHOW_OPTIONS = (
     ),
     click.option("--step", is_flag=True, help="Wait for Enter after each move."),
     click.option("--final", is_flag=True, help="Show only the end of the deal."),
-    click.option("--no-color", is_flag=True, help="Plain text, no colour."),
+    click.option("--no-color", is_flag=True, help="Plain text, no colour (as NO_COLOR does)."),
 )
 
 
@@ -42,7 +42,7 @@ def _show(game, options):
         line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
     except (PolicyError, ValueError) as error:
         raise click.ClickException(str(error)) from None
-    color = False if options["no_color"] else None
+    color = False if options["no_color"] or no_color() else None
     source = f"layout {options['layout'].name}" if options["layout"] else None
     for block in show_blocks(line, final=options["final"], source=source):
         click.echo(block, color=color)
