@@ -138,7 +138,11 @@ EXAMPLES = {
         "sim compare results/",
     ],
     "policies": ["sim policies", "sim policies calc"],
-    "bench": ["sim bench calc -p greedy", "sim bench calc --command 'calc -n 1e6'"],
+    "bench": [
+        "sim bench calc -p greedy",
+        "sim bench calc --command 'calc -n 1e6'",
+        "sim bench --startup",
+    ],
     "replay": ["sim replay moves.jsonl", "sim replay -q moves.jsonl"],
     "show": ["sim show calc --seed 0 --deal 3", "sim show montana -p greedy --deal 12"],
     "compare": [
@@ -403,7 +407,7 @@ class _ProgressBar:
                 total=self.total,
                 initial=deals,
                 unit=" deals",
-                unit_scale=True,
+                unit_scale=self.total >= 10_000,  # 1.00M deals, but 7/40, not 7.00/40.0
                 smoothing=0,  # the mean rate since the bar appeared
                 ascii=True if no_color() else None,
                 **_terminal_size(),
@@ -518,10 +522,23 @@ def policies(game):
     metavar="COMMAND",
     help="With --command: also time this command line (a plain C loop, say), in turn.",
 )
-def bench(games, policy_names, n, repeat, commands, reference):
+@click.option(
+    "--startup",
+    is_flag=True,
+    help="Time help, version, the policy list and completion instead, beside the floor "
+    "of python -c 'import click, tqdm'.",
+)
+def bench(games, policy_names, n, repeat, commands, reference, startup):
     """Measure deals per second per core of the compiled kernels (medians)."""
-    from sim.engine.run.bench import time_command, time_kernel
+    from sim.engine.run.bench import time_command, time_kernel, time_startup
     from sim.policies.registry import builtin_policies
+
+    if startup:
+        timed = time_startup(repeat)
+        floor = timed[0][1]
+        for label, seconds in timed:
+            click.echo(f"{label:<34} median {seconds:.3f} s  ({seconds / floor:.2f}x the floor)")
+        return
 
     click.echo(
         f"{'game':<8} {'policy':<14} {'deals':>9} {'median µs/deal':>15} {'deals/s/core':>13}"

@@ -60,3 +60,12 @@ def test_bench_reports_a_rate_per_policy():
     assert result.exit_code == 0, result.output
     row = next(line for line in result.output.splitlines() if line.startswith("calc"))
     assert row.split()[1] == "greedy" and float(row.split()[-1].replace(",", "")) > 0
+
+
+def test_bench_startup_times_each_quick_command_beside_the_floor():
+    result = CliRunner().invoke(main, ["bench", "--startup", "--repeat", "1"])
+    assert result.exit_code == 0, result.output
+    labels = [line.split(" median ")[0].strip() for line in result.output.splitlines()]
+    assert labels[0] == "python -c 'import click, tqdm'"
+    assert {"sim --help", "sim policies", "sim calc --help"} <= set(labels)
+    assert result.output.splitlines()[0].endswith("(1.00x the floor)")

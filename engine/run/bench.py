@@ -1,5 +1,7 @@
-"""Benchmarks: kernel speed per core, and the wall time of whole commands."""
+"""Benchmarks: kernel speed per core, the wall time of whole commands, and how fast the
+commands that should answer at once (help, version, the policy list, completion) do."""
 
+import os
 import resource
 import shlex
 import statistics
@@ -70,6 +72,44 @@ def time_command(args, repeat, reference=None):
     }
 
 
+# What should answer at once, beside the floor any click command pays: starting Python
+# and importing click and tqdm.
+STARTUP = (
+    ("python -c 'import click, tqdm'", None, None),
+    ("sim --help", ["--help"], None),
+    ("sim --version", ["--version"], None),
+    ("sim calc --help", ["calc", "--help"], None),
+    ("sim policies", ["policies"], None),
+    ("sim <TAB>", [], {"COMP_WORDS": "sim ", "COMP_CWORD": "1"}),
+    ("sim calc --policy <TAB>", [], {"COMP_WORDS": "sim calc --policy ", "COMP_CWORD": "3"}),
+)
+
+
+def time_startup(repeat):
+    """[(label, median wall seconds)] of each STARTUP command, run in turn `repeat`
+    times, the floor (python with click and tqdm) first."""
+    script = Path(sys.executable).with_name("sim")
+    sim = [str(script)] if script.exists() else [sys.executable, "-P", "-m", "sim"]
+    runs = []
+    for label, args, completion in STARTUP:
+        if args is None:
+            runs.append((label, [sys.executable, "-c", "import click, tqdm"], None))
+            continue
+        env = None
+        if completion:  # click answers completion only under the script's own name
+            if not script.exists():
+                continue
+            env = os.environ | completion | {"_SIM_COMPLETE": "bash_complete"}
+        runs.append((label, sim + args, env))
+    samples = {label: [] for label, _, _ in runs}
+    for _ in range(repeat + 1):  # the first round warms the page cache, untimed
+        for label, command, env in runs:
+            clock = time.perf_counter()
+            _run(label, command, env)
+            samples[label].append(time.perf_counter() - clock)
+    return [(label, statistics.median(times[1:])) for label, times in samples.items()]
+
+
 def _split(option, text):
     try:
         return shlex.split(text)
@@ -87,9 +127,11 @@ def _timed(label, command):
     return wall, cpu
 
 
-def _run(label, command):
+def _run(label, command, env=None):
     try:
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+        )
     except OSError as error:
         raise BenchError(f"`{label}` cannot start: {error.strerror}") from None
     if done.returncode != 0:
