@@ -15,6 +15,7 @@ from sim.cli.options import (
     complete_policies,
     game_command,
     no_color,
+    notice,
 )
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 from sim.engine.games import BROKEN_PLUGINS, registered_games
@@ -305,7 +306,7 @@ def _play(request, options):
 
     bar = _ProgressBar(request.n, options["quiet"])
     try:
-        result = run(request, progress=bar.update, notice=None if options["quiet"] else _notice)
+        result = run(request, progress=bar.update, notice=None if options["quiet"] else notice)
     except (RunError, ResultFileError, PolicyError, ClusterError) as error:
         raise click.ClickException(str(error)) from None
     finally:
@@ -313,10 +314,6 @@ def _play(request, options):
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     return result
-
-
-def _notice(line):
-    click.echo(line, err=True)
 
 
 def _stop(request, result, how_to_finish, sweep_note=""):
@@ -531,6 +528,7 @@ def policies(game):
 def bench(games, policy_names, n, repeat, commands, reference, startup):
     """Measure deals per second per core of the compiled kernels (medians)."""
     from sim.engine.run.bench import time_command, time_kernel, time_startup
+    from sim.engine.run.job import announced_compile
     from sim.policies.registry import builtin_policies
 
     if startup:
@@ -547,7 +545,8 @@ def bench(games, policy_names, n, repeat, commands, reference, startup):
         for policy in builtin_policies(name):
             if policy_names and policy.name not in policy_names:
                 continue
-            deals, seconds = time_kernel(GAMES[name], policy, n, repeat)
+            with announced_compile(GAMES[name], policy, notice):
+                deals, seconds = time_kernel(GAMES[name], policy, n, repeat)
             click.echo(
                 f"{name:<8} {policy.name:<14} {deals:>9,} {seconds / deals * 1e6:>15.2f}"
                 f" {deals / seconds:>13,.0f}"

@@ -43,6 +43,11 @@ def no_color():
     return bool(os.environ.get("NO_COLOR"))
 
 
+def notice(line):
+    """One line to stderr before a wait the user should know of (a first compile)."""
+    click.echo(line, err=True)
+
+
 def check_deal_range(start, n):
     """Refuse deals that run past the last deal index (deal indices are int64)."""
     if start + n - 1 > INT64_MAX:

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
-from sim.cli.options import WholeNumber, game_command, no_color
+from sim.cli.options import WholeNumber, game_command, no_color, notice
 from sim.engine.games import get_game, registered_games
 from sim.engine.referee import IllegalMove
+from sim.engine.run.job import announced_compile
 from sim.engine.run.one_deal import play_one
 from sim.policies.registry import PolicyError, resolve
 
@@ -38,8 +39,9 @@ def _show(game, options):
     try:
         policy = resolve(game.name, options["policy"])
         params = policy.settings(options["params"])
-        layout = _read_layout(game, rules, options["layout"]) if options["layout"] else None
-        line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
+        with announced_compile(game, policy, notice):
+            layout = _read_layout(game, rules, options["layout"]) if options["layout"] else None
+            line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
     except (PolicyError, ValueError) as error:
         raise click.ClickException(str(error)) from None
     color = False if options["no_color"] or no_color() else None

@@ -141,12 +141,13 @@ def make_job(game, policy, seed, rules, params, log):
     )
 
 
-def compile_notice(request, notice):
+def compile_notice(game, policy, notice):
     """say(function) for compile_cache.announce_compiles: one line to `notice` saying
-    what compiles, that it happens once, and roughly for how long."""
+    what compiles, that it happens once, and roughly for how long. notice=None: None."""
+    if notice is None:
+        return None
 
     def say(function):
-        game, policy = request.game, request.policy
         rules_too = function.__module__ == game.module_name
         what = (
             f"the {game.title} rules and policy {policy.name}"
@@ -160,6 +161,14 @@ def compile_notice(request, notice):
         )
 
     return say
+
+
+def announced_compile(game, policy, notice):
+    """A context in which a first compile of the game's rules or the policy is announced
+    to `notice` (a function of one line) before the wait."""
+    from sim.engine import compile_cache
+
+    return compile_cache.announce_compiles(compile_notice(game, policy, notice))
 
 
 def _rounded(seconds):

@@ -6,12 +6,11 @@ import signal
 import time
 from datetime import UTC, datetime
 
-from sim.engine import compile_cache
 from sim.engine.run import journal
 from sim.engine.run.executors import play_chunks
 from sim.engine.run.files import describe_os_error
 from sim.engine.run.finish import finish
-from sim.engine.run.job import PolicyFault, compile_notice, job_spec, load_kernel
+from sim.engine.run.job import PolicyFault, announced_compile, job_spec, load_kernel
 from sim.engine.run.move_log import MoveLog
 from sim.engine.run.pool import WorkerFailure
 from sim.engine.run.request import RunError
@@ -81,7 +80,7 @@ def _play_into(request, journals, first, totals, progress, stop, notice):
     error, play_began = None, time.perf_counter()
     try:
         spec = job_spec(request)
-        with compile_cache.announce_compiles(notice and compile_notice(request, notice)):
+        with announced_compile(request.game, request.policy, notice):
             load_kernel(spec)
         play_began = time.perf_counter()
         stop.immediate = bool(request.scheduler)  # a Dask client cannot be polled
