@@ -529,7 +529,7 @@ def bench(games, policy_names, n, repeat, commands, reference, startup):
     """Measure deals per second per core of the compiled kernels (medians)."""
     from sim.engine.run.bench import time_command, time_kernel, time_startup
     from sim.engine.run.job import announced_compile
-    from sim.policies.registry import builtin_policies
+    from sim.policies.registry import PolicyError, builtin_policies
 
     if startup:
         timed = time_startup(repeat)
@@ -545,8 +545,11 @@ def bench(games, policy_names, n, repeat, commands, reference, startup):
         for policy in builtin_policies(name):
             if policy_names and policy.name not in policy_names:
                 continue
-            with announced_compile(GAMES[name], policy, notice):
-                deals, seconds = time_kernel(GAMES[name], policy, n, repeat)
+            try:
+                with announced_compile(GAMES[name], policy, notice):
+                    deals, seconds = time_kernel(GAMES[name], policy, n, repeat)
+            except PolicyError as error:
+                raise click.ClickException(str(error)) from None
             click.echo(
                 f"{name:<8} {policy.name:<14} {deals:>9,} {seconds / deals * 1e6:>15.2f}"
                 f" {deals / seconds:>13,.0f}"

@@ -108,7 +108,7 @@ class Policy:
         if not isinstance(self.kernel, str):
             return self.kernel
         if self.kernel not in _LOADED_KERNELS:
-            _LOADED_KERNELS[self.kernel] = _load_kernel(self.game, self.kernel)
+            _LOADED_KERNELS[self.kernel] = _load_kernel(self)
         return _LOADED_KERNELS[self.kernel]
 
     @property
@@ -148,17 +148,21 @@ class Policy:
 _LOADED_KERNELS = {}  # "module:function" -> its choose function, compiled, per process
 
 
-def _load_kernel(game, where):
-    """The function `where` names, compiled for the game's policy signature if it is a
-    lazily compiled numba function (a cached compile loads from disk)."""
+def _load_kernel(policy):
+    """The function policy.kernel names, compiled for the game's policy signature if it
+    is a lazily compiled numba function (a cached compile loads from disk)."""
     from sim.engine.games import get_game
 
-    module_name, _, attribute = where.partition(":")
-    found = getattr(_policy_module(game, module_name), attribute, None)
-    if found is None:
-        raise PolicyError(f"{module_name!r}, a policy module of {game}, has no {attribute!r}")
+    module_name, _, attribute = policy.kernel.partition(":")
+    where = f"policy {policy.name} of {policy.game}: its kernel {policy.kernel!r}"
+    try:
+        found = getattr(importlib.import_module(module_name), attribute, None)
+    except (Exception, SystemExit) as error:
+        raise PolicyError(f"{where} cannot be imported: {_describe(error)}") from None
+    if not callable(found):
+        raise PolicyError(f"{where} is not a function")
     if hasattr(found, "compile") and hasattr(found, "py_func"):
-        found.compile(get_game(game).module.POLICY_SIG)
+        found.compile(get_game(policy.game).module.POLICY_SIG)
     return found
 
 

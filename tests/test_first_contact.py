@@ -90,3 +90,20 @@ def test_a_cached_kernel_loads_without_a_notice_and_quiet_runs_say_nothing(tmp_p
     assert "compiling" not in stderr_of()  # loaded from the cache: nothing to wait for
     (tmp_path / "__pycache__").rename(tmp_path / "old-cache")
     assert stderr_of("--quiet") == ""  # compiled again, silently
+
+
+def test_a_kernel_that_cannot_be_loaded_is_one_line_and_leaves_no_file(tmp_path):
+    # A light declaration is accepted when named; its kernel is looked up only as play
+    # begins, so that is where a wrong name must fail cleanly.
+    (tmp_path / "declared.py").write_text(
+        "from sim.policies.registry import Policy\n"
+        "missing = Policy('calc', 'missing', 'no_such_module_xyz:choose_nb')\n"
+    )
+    out = tmp_path / "run.parquet"
+    result = sim("calc", "--policy", f"{tmp_path / 'declared.py'}:missing", "-n", 10, "--out", out)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "Error: policy missing of calc: its kernel 'no_such_module_xyz:choose_nb' cannot be "
+        "imported: ModuleNotFoundError: No module named 'no_such_module_xyz'"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["declared.py"]

@@ -16,6 +16,7 @@ from sim.engine.run.pool import WorkerFailure
 from sim.engine.run.request import RunError
 from sim.engine.run.stop_signals import StopSignals
 from sim.engine.run.totals import RunResult, Totals
+from sim.policies.registry import PolicyError
 
 
 def play_run(request, out, log, before, progress, notice=None):
@@ -90,7 +91,7 @@ def _play_into(request, journals, first, totals, progress, stop, notice):
             _record(request, journals, totals, progress, result)
     except KeyboardInterrupt:
         stop.signum = stop.signum or signal.SIGINT
-    except (PolicyFault, WorkerFailure, OSError, _cluster_error()) as failure:
+    except (PolicyFault, PolicyError, WorkerFailure, OSError, _cluster_error()) as failure:
         error = describe_os_error(failure) if isinstance(failure, OSError) else str(failure)
     finally:
         stop.immediate = False  # from here on a signal is noted, never cuts a write
