@@ -6,11 +6,15 @@ with after that file changed (an upgrade, a checkout, an edit). Installed before
 kernel is declared (engine.rng and engine.kernel call install() first), this makes every
 cached function's source stamp cover the rules and policy sources too: any change there
 recompiles what is loaded next, in place, instead of running old code.
+
+install() also spares every process the scipy import numba makes as it loads its first
+kernel (defer_blas_check below), since no kernel of ours calls BLAS.
 """
 
 import contextlib
 import functools
 import importlib.util
+import sys
 from pathlib import Path
 
 
@@ -34,7 +38,9 @@ def _source_roots():
 
 
 def install():
-    """Make numba's file-backed cache locators stamp with the sources too (once)."""
+    """Make numba's file-backed cache locators stamp with the sources too (once), and
+    defer numba's BLAS check (defer_blas_check)."""
+    defer_blas_check()
     from numba.core import caching
 
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
@@ -81,3 +87,48 @@ def announce_compiles(say):
 
     with event.install_listener("numba:compile", FirstCompile()):
         yield
+
+
+def defer_blas_check():
+    """Import numba.np.arraymath with its BLAS check put off until a kernel needs it.
+
+    numba imports numba.np.arraymath as it compiles or loads the first kernel of a
+    process, and that module decides at once, by importing scipy.linalg, whether
+    compiled inner products (np.correlate, np.convolve) may call BLAS: about a quarter
+    of a second of every run when scipy is installed, for kernels that never ask. Here
+    the module is imported with that check replaced by one that runs the same import
+    the first time a kernel is typed that asks, so every kernel compiles exactly as
+    before. A numba without these internals is left as it is."""
+    if "numba.np.arraymath" in sys.modules:
+        return  # already imported: the check has run
+    from numba.np import linalg
+
+    ensure_blas = getattr(linalg, "ensure_blas", None)
+    if ensure_blas is None:
+        return
+    linalg.ensure_blas = _no_check
+    try:
+        from numba.np import arraymath
+    finally:
+        linalg.ensure_blas = ensure_blas
+    if getattr(arraymath, "ensure_blas", None) is _no_check:
+        arraymath.ensure_blas = ensure_blas
+    check = getattr(arraymath, "_check_blas", None)
+    if check is not None and getattr(arraymath, "_HAVE_BLAS", None) is True:
+        arraymath._HAVE_BLAS = _DeferredCheck(check)
+
+
+def _no_check():
+    pass
+
+
+class _DeferredCheck:
+    """True or false as check() says, asked once, the first time it is tested."""
+
+    def __init__(self, check):
+        self._check, self._answer = check, None
+
+    def __bool__(self):
+        if self._answer is None:
+            self._answer = bool(self._check())
+        return self._answer

@@ -2,6 +2,8 @@
 stamped with the rules and policy sources, not only with its own file."""
 
 import os
+import subprocess
+import sys
 
 from sim.engine import compile_cache
 
@@ -31,3 +33,38 @@ def test_a_policy_kernel_is_stamped_with_the_rules_it_calls():
     roots = compile_cache._source_roots()
     assert any(root.endswith("engine") for root in roots)
     assert any(root.endswith("policies") for root in roots)
+
+
+def test_loading_a_kernel_leaves_scipy_linalg_unimported_until_a_kernel_needs_blas():
+    # In a fresh process: this one may have imported scipy already.
+    script = """
+import sys
+import numpy as np
+from numba import njit
+from sim.engine import calc
+assert "scipy.linalg" not in sys.modules, "loading a kernel imported scipy.linalg"
+
+@njit
+def inner(a, b):
+    return np.correlate(a, b)
+
+a, b = np.arange(5.0), np.array([1.0, 2.0, 3.0])
+assert np.array_equal(inner(a, b), np.correlate(a, b))
+from numba.np import arraymath
+assert bool(arraymath._HAVE_BLAS) == _importable("scipy.linalg.cython_blas")
+print("ok")
+"""
+    prelude = (
+        "import importlib\n"
+        "def _importable(name):\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except ImportError:\n"
+        "        return False\n"
+        "    return True\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
