@@ -118,6 +118,10 @@ def run_console():
 
     Tearing down an interpreter that ran compiled kernels takes about half a second;
     once the output is flushed and every file is closed there is nothing left to do."""
+    # numpy's OpenBLAS starts a thread per core as numpy is imported, and they spin for
+    # a while: tens of milliseconds of CPU in every command, for kernels that never call
+    # BLAS. One thread is enough here; a value the user set wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # Until a run installs its own handlers, a scheduler's stop ends the command as
     # Ctrl-C does: one line, exit 128 + signal, nothing half written.
     for stop in (signal.SIGTERM, signal.SIGHUP):
