@@ -33,6 +33,7 @@ from sim.engine.run.job import ChunkResult, play_chunk, release_in_order
 
 CHUNK_SECONDS = 0.25  # a chunk long enough that its overhead is noise, short enough to stop
 MAX_CHUNK = 100_000
+TAIL_FRACTION = 32  # the last chunks take at least 1/32 of CHUNK_SECONDS (8 ms)
 IN_FLIGHT = 2  # chunks handed to a worker at once, so it never waits for the parent
 POLL_SECONDS = 0.2
 ATTEMPTS = 2  # a chunk whose worker died is played once more, then the run stops
@@ -67,9 +68,11 @@ class ChunkPlanner:
             per_deal = max(self.seconds_timed / self.deals_timed, 1e-8)
             target = int(min(MAX_CHUNK, max(1, self.seconds / per_deal)))
             size = min(target, 8 * max(1, self.last_size))
-            # Near the end, smaller chunks keep every worker busy to the last deal.
+            # Near the end, smaller chunks keep every worker busy to the last deal; none
+            # below a TAIL_FRACTION of a full one, where each chunk's cost would show.
             left = self.end - self.next_start
-            size = max(1, min(size, -(-left // (self.workers * 4))))
+            tail = max(target // TAIL_FRACTION, -(-left // (self.workers * 4)))
+            size = max(1, min(size, tail))
         self.last_size = size
         count = min(size, self.end - self.next_start)
         chunk = (self.next_start, count)
