@@ -303,7 +303,6 @@ def _request(game, which, params, rules, options, out, resume=None):
 
 def _play(request, options):
     """Play one run with a progress bar; domain errors become one-line click errors."""
-    from sim.engine.run.cluster import ClusterError
     from sim.engine.run.results import ResultFileError
     from sim.engine.run.runner import RunError, run
     from sim.policies.registry import PolicyError
@@ -311,13 +310,21 @@ def _play(request, options):
     bar = _ProgressBar(request.n, options["quiet"])
     try:
         result = run(request, progress=bar.update, notice=None if options["quiet"] else notice)
-    except (RunError, ResultFileError, PolicyError, ClusterError) as error:
+    except (RunError, ResultFileError, PolicyError, _cluster_error()) as error:
         raise click.ClickException(str(error)) from None
     finally:
         bar.close()
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     return result
+
+
+def _cluster_error():
+    # Imported only once something failed: a local run never loads the cluster code,
+    # whose asyncio import alone costs some 50 ms of CPU.
+    from sim.engine.run.cluster import ClusterError
+
+    return ClusterError
 
 
 def _stop(request, result, how_to_finish, sweep_note=""):

@@ -302,3 +302,23 @@ def test_resume_brings_a_file_from_before_rows_said_what_made_them_up_to_date(tm
     pq.write_table(rows_then.replace_schema_metadata({"sim": json.dumps(description)}), old)
     assert sim("calc", "-n", 600, "--seed", 8, "--out", old, "--resume", "-q").exit_code == 0
     assert pq.read_table(old).equals(pq.read_table(fresh))
+
+
+def test_a_local_run_imports_nothing_it_does_not_use(tmp_path):
+    # Each of these costs tens of milliseconds of every run that imports it.
+    unused = ["pandas", "scipy.linalg", "asyncio", "sim.engine.run.cluster"]
+    unused += ["sim.policies.calc_strong"]  # the searching policies: greedy never calls them
+    code = (
+        "import sys\n"
+        "from sim.cli.main import main\n"
+        "try:\n"
+        f"    main(['calc', '-n', '300', '-q', '--out', {str(tmp_path / 'r.parquet')!r}])\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        f"print(sorted(name for name in {unused!r} if name in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
