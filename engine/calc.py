@@ -115,9 +115,16 @@ def next_rank_nb(rank, step):
 @njit(cache=True)
 def deal_nb(seed, deal, wastes, state):
     """Deal (seed, deal) into state: bases by C3, the other 48 cards as the stock."""
-    stream = np.zeros(1, np.uint64)
+    deal_into_nb(seed, deal, wastes, state, np.empty(1, np.uint64), np.empty(52, np.int16))
+
+
+@njit(cache=True)
+def deal_into_nb(seed, deal, wastes, state, stream, deck):
+    """deal_nb with its working arrays given (a stream state, 52 int16 cards), so that a
+    chunk's deals reuse one set instead of allocating their own."""
     rng.stream_state_nb(seed, deal, rng.STREAM_DEAL, stream)
-    deck = np.arange(52).astype(np.int16)
+    for i in range(52):
+        deck[i] = i
     rng.shuffle_nb(stream, deck)
     state[:] = 0
     n_stock = 0
@@ -261,14 +268,26 @@ def lost_outcome_nb(verdict):
 @njit(cache=True)
 def start_nb(seed, deal, rules, state):
     """Deal (seed, deal) under the rule options into state."""
-    deal_nb(seed, deal, rules[0], state)
+    start_into_nb(seed, deal, rules, state, np.empty(1, np.uint64), np.empty(52, np.int16))
+
+
+@njit(cache=True)
+def start_into_nb(seed, deal, rules, state, stream, deck):
+    """start_nb with its working arrays given, as deal_into_nb takes them."""
+    deal_into_nb(seed, deal, rules[0], state, stream, deck)
 
 
 @njit(cache=True)
 def play_nb(seed, deal, rules, policy, params, state, log):
     """Deal (seed, deal) and play it out with policy; log actions where log has room."""
-    start_nb(seed, deal, rules, state)
-    stream = np.zeros(1, np.uint64)
+    stream, deck = np.empty(1, np.uint64), np.empty(52, np.int16)
+    return play_into_nb(seed, deal, rules, policy, params, state, log, stream, deck)
+
+
+@njit(cache=True)
+def play_into_nb(seed, deal, rules, policy, params, state, log, stream, deck):
+    """play_nb with its working arrays given, as deal_into_nb takes them."""
+    start_into_nb(seed, deal, rules, state, stream, deck)
     rng.stream_state_nb(seed, deal, rng.STREAM_POLICY, stream)
     return play_out_nb(seed, deal, rules, state, policy, params, stream, log)
 
@@ -299,11 +318,12 @@ def play_deals_nb(policy, seed, start, rules, params, rows, logs, status):
 
     Stops at the first policy fault, with the faulty deal in status (engine.kernel)."""
     state = np.empty(STATE_SIZE, np.int16)
+    stream, deck = np.empty(1, np.uint64), np.empty(52, np.int16)  # one set for all deals
     status[DONE] = 0
     status[FAULT] = FAULT_NONE
     for i in range(rows.shape[0]):
         status[IN_PLAY] = start + i
-        fault = play_nb(seed, start + i, rules, policy, params, state, logs[i])
+        fault = play_into_nb(seed, start + i, rules, policy, params, state, logs[i], stream, deck)
         if fault != FAULT_NONE:
             status[FAULT] = fault
             return
