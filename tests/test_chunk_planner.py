@@ -41,3 +41,40 @@ def test_the_first_chunks_are_tiny_and_the_last_are_no_crumbs():
 def test_a_slow_policy_still_gets_chunks_of_one_deal_near_the_end():
     chunks = plan(0, 200, 1.0)  # a deal a second: a full chunk is a quarter of a deal
     assert [count for _, count in chunks[-3:]] == [1, 1, 1]
+
+
+def test_rows_come_back_through_shared_memory_and_by_pipe_alike(monkeypatch):
+    # Chunks up to MAX_CHUNK deals leave their rows in the worker's slab; a bigger one
+    # (never planned, but a retried or hand-made chunk could be) comes by pipe.
+    import numpy as np
+
+    from sim.engine.games import get_game
+    from sim.engine.run.job import job_spec, play_chunk
+    from sim.engine.run.request import RunRequest
+    from sim.policies.registry import resolve
+
+    calc = get_game("calc")
+    greedy = resolve("calc", "greedy")
+    request = RunRequest(
+        game=calc, policy=greedy, policy_spec="greedy", params={}, rules=calc.default_rules(),
+        seed=3, start=0, n=700, workers=2, out=None,
+    )  # fmt: skip
+    spec = job_spec(request)
+    monkeypatch.setattr(pool, "MAX_CHUNK", 64)
+
+    class Fixed:  # a planner of fixed chunks, some bigger than MAX_CHUNK
+        next_start, end = 0, 700
+
+        def __init__(self):
+            self.chunks = [(0, 10), (10, 64), (74, 200), (274, 1), (275, 425)]
+
+        def next(self):
+            return self.chunks.pop(0) if self.chunks else None
+
+        def record(self, deals, seconds):
+            pass
+
+    results = list(pool.play(spec, Fixed(), 2, lambda: False, 60.0))
+    rows = np.concatenate([result.rows for result in results])
+    assert [result.start for result in results] == [0, 10, 74, 274, 275]
+    assert np.array_equal(rows, play_chunk(spec, (0, 700)).rows)

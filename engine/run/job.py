@@ -180,17 +180,25 @@ def load_kernel(spec):
     play_chunk(spec, (0, 0))
 
 
-def play_chunk(spec, chunk, status=None):
+def play_chunk(spec, chunk, status=None, rows=None):
     """The ChunkResult of deals chunk[0] .. chunk[0] + chunk[1] - 1 of the job spec.
 
-    `status` (engine.kernel's block) may live in memory shared with a watching parent."""
+    `status` (engine.kernel's block) may live in memory shared with a watching parent,
+    and so may `rows` (play_job)."""
     start, count = chunk
-    return play_job(resolve_job(spec), start, count, status)
+    return play_job(resolve_job(spec), start, count, status, rows)
 
 
-def play_job(job, start, count, status=None):
-    """The ChunkResult of deals start .. start + count - 1 of job."""
-    rows = np.zeros((count, len(job.game.columns)), np.int32)
+def play_job(job, start, count, status=None, rows=None):
+    """The ChunkResult of deals start .. start + count - 1 of job.
+
+    `rows`, if given, is where the kernel writes the rows: int32 [at least count,
+    columns]; the result's rows are then a view of its first rows."""
+    if rows is None:
+        rows = np.zeros((count, len(job.game.columns)), np.int32)
+    else:
+        rows = rows[:count]
+        rows[:] = 0
     logs = np.full((count, job.log_width), LOG_END, np.int16)
     if status is None:
         status = np.zeros(kernel.STATUS_SIZE, np.int64)

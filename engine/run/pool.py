@@ -12,12 +12,14 @@ timeout, so that it notices
 - a stop asked for by a signal: the caller's `should_stop()` turns true.
 
 Each worker writes the deal it is playing into a status block in shared memory, so the
-parent always knows where every worker is. Workers die with the parent (PDEATHSIG), so
-a killed parent leaves no orphan playing on.
+parent always knows where every worker is, and the rows of its chunks into a slab of
+shared memory, so that only a few bytes per chunk go through its pipe. Workers die with
+the parent (PDEATHSIG), so a killed parent leaves no orphan playing on.
 """
 
 import collections
 import ctypes
+import dataclasses
 import mmap
 import multiprocessing
 import os
@@ -81,11 +83,11 @@ class ChunkPlanner:
 
 
 class _Worker:
-    def __init__(self, context, spec, slot, status):
-        self.slot = slot
+    def __init__(self, context, spec, slot, status, slab):
+        self.slot, self.slab = slot, slab
         self.conn, child = context.Pipe()
         self.process = context.Process(
-            target=_worker_main, args=(child, spec, status[slot], os.getpid()), daemon=True
+            target=_worker_main, args=(child, spec, status[slot], slab, os.getpid()), daemon=True
         )
         self.process.start()
         child.close()
@@ -134,6 +136,8 @@ class _Pool:
         self._shared = mmap.mmap(-1, 128 * workers)
         self.status = np.frombuffer(self._shared, np.int64).reshape(workers, 16)
         self.status = self.status[:, : kernel.STATUS_SIZE]
+        columns = len(job.resolve_job(spec).game.columns)
+        self.slabs = [_slab(columns) for _ in range(workers)]
         self.context = multiprocessing.get_context("fork")
         self.workers = [self._start(slot) for slot in range(workers)]
         self.retry = collections.deque()  # chunks of dead workers, played before new ones
@@ -142,7 +146,7 @@ class _Pool:
         self.fault_at = None  # the first deal a policy fault stopped, once one is known
 
     def _start(self, slot):
-        return _Worker(self.context, self.spec, slot, self.status)
+        return _Worker(self.context, self.spec, slot, self.status, self.slabs[slot])
 
     def busy(self):
         return any(worker.tasks for worker in self.workers)
@@ -205,6 +209,23 @@ class _Pool:
             worker.kill()
 
 
+def _slab(columns):
+    """Shared memory for the rows of a worker's chunks: IN_FLIGHT chunks of up to
+    MAX_CHUNK deals, one per chunk it holds (pages are only used once written)."""
+    shared = mmap.mmap(-1, IN_FLIGHT * MAX_CHUNK * max(1, columns) * 4)
+    return np.frombuffer(shared, np.int32).reshape(IN_FLIGHT, MAX_CHUNK, max(1, columns))
+
+
+@dataclasses.dataclass
+class _RowsInSlab:
+    """What a worker sends for a chunk whose rows it wrote into its slab, at `slot`:
+    the ChunkResult without its rows."""
+
+    slot: int
+    done: int
+    result: ChunkResult
+
+
 def _receive(worker):
     try:
         message = worker.conn.recv()
@@ -213,6 +234,11 @@ def _receive(worker):
     if isinstance(message, BaseException):
         raise message
     worker.tasks.popleft()
+    if isinstance(message, _RowsInSlab):
+        # Copied out now: the worker plays into this slot again once it is sent another
+        # chunk, and this one may wait for an earlier chunk before it is written.
+        rows = worker.slab[message.slot, : message.done].copy()
+        message = dataclasses.replace(message.result, rows=rows)
     return message
 
 
@@ -260,22 +286,30 @@ def _loop_reason(deal_timeout):
     )
 
 
-def _worker_main(conn, spec, status, parent):
+def _worker_main(conn, spec, status, slab, parent):
     _die_with_parent(parent)
     job.IN_WORKER = True
     # The parent owns Ctrl-C and SIGTERM: it stops the workers and writes what they did.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    received = 0
     while True:
         try:
             chunk = conn.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             return
+        # The parent holds at most IN_FLIGHT chunks of ours, and copies the rows of each
+        # before it sends the next: chunk k can use slot k % IN_FLIGHT.
+        slot = received % IN_FLIGHT
+        received += 1
+        in_slab = chunk[1] <= slab.shape[1]  # a bigger one (never planned) goes by pipe
         try:
-            result = play_chunk(spec, chunk, status)
+            result = play_chunk(spec, chunk, status, slab[slot] if in_slab else None)
         except BaseException as error:  # a fault of the kernel itself: the parent reports it
             conn.send(WorkerFailure(f"a worker failed: {type(error).__name__}: {error}"))
             return
+        if in_slab:
+            result = _RowsInSlab(slot, result.done, dataclasses.replace(result, rows=None))
         conn.send(result)
 
 
