@@ -1,5 +1,6 @@
 """How a local run cuts its deals into chunks: all of them once, in order, small at the
-start (a slow policy shows progress at once), never a crumb at the end."""
+start (a slow policy shows progress at once), never a crumb at the end; and how their
+rows come back from the workers."""
 
 from sim.engine.run import pool
 
