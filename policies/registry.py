@@ -162,8 +162,23 @@ def _load_kernel(policy):
     if not callable(found):
         raise PolicyError(f"{where} is not a function")
     if hasattr(found, "compile") and hasattr(found, "py_func"):
-        found.compile(get_game(policy.game).module.POLICY_SIG)
+        try:
+            found.compile(get_game(policy.game).module.POLICY_SIG)
+        except Exception as error:
+            raise PolicyError(
+                f"{where} does not compile as choose(state, legal, n_legal, params, "
+                f"stream) -> int: {_compile_error(error)}"
+            ) from None
     return found
+
+
+def _compile_error(error):
+    """numba's many-line, colour-coded error in one line: its first statement of what is
+    wrong (the line after "Failed in nopython mode pipeline"), and where."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in str(error).splitlines()]
+    lines = [line for line in lines if line and not line.startswith("Failed in ")]
+    where = next((line for line in lines if line.startswith("File ")), "")
+    return f"{type(error).__name__}: {lines[0] if lines else ''}" + (f" ({where})" if where else "")
 
 
 def policy(game, name=None, params=()):

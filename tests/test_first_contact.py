@@ -107,3 +107,25 @@ def test_a_kernel_that_cannot_be_loaded_is_one_line_and_leaves_no_file(tmp_path)
         "imported: ModuleNotFoundError: No module named 'no_such_module_xyz'"
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["declared.py"]
+
+
+def test_a_kernel_that_does_not_compile_as_a_policy_is_one_line(tmp_path):
+    (tmp_path / "mistyped.py").write_text(
+        "from numba import njit\n"
+        "from sim.policies.registry import Policy\n"
+        "@njit(cache=True)\n"
+        "def pair_nb(state, legal, n_legal, params, stream):\n"
+        "    return (1, 2)\n"
+        "pair = Policy('calc', 'pair', 'mistyped:pair_nb')\n"
+    )
+    result = sim(
+        "calc", "-p", f"{tmp_path / 'mistyped.py'}:pair", "-n", 5, "--out", tmp_path / "x.parquet"
+    )
+    assert result.exit_code == 1
+    error = result.stderr.splitlines()[-1]
+    assert error.startswith(
+        "Error: policy pair of calc: its kernel 'mistyped:pair_nb' does not compile as "
+        "choose(state, legal, n_legal, params, stream) -> int: TypingError: No conversion"
+    )
+    assert error.endswith('mistyped.py", line 5:)')
+    assert not (tmp_path / "x.parquet").exists()
