@@ -76,6 +76,11 @@ LASTFOUND = 455
 MAXHEIGHT = 456
 POLICY_SCRATCH = 457  # from here on a policy may write; the rest only play changes
 
+# split_deck_nb writes a card above 4 through the slot after the four foundations'
+# counts and bases, and the deck's 49th stock card one past the stock: those slots must
+# be ones set_start_nb resets.
+assert (FCOUNT + 4, BASE + 4, STOCK + 48) == (HEIGHT, MOVES, POS)
+
 STOCK_SIZE = 48
 MAX_WASTES = 8
 PILE_CAP = 48
@@ -127,16 +132,29 @@ def deal_into_nb(seed, deal, wastes, state, stream, deck):
         deck[i] = i
     rng.shuffle_nb(stream, deck)
     state[:] = 0
-    n_stock = 0
-    for card in deck:
-        r = rank_nb(card)
-        if r <= 4 and state[BASE + r - 1] == 0 and state[FCOUNT + r - 1] == 0:
-            state[BASE + r - 1] = card
-            state[FCOUNT + r - 1] = 1
-        else:
-            state[STOCK + n_stock] = card
-            n_stock += 1
+    split_deck_nb(state, deck)
     set_start_nb(state, wastes)
+
+
+@njit(cache=True)
+def split_deck_nb(state, deck):
+    """The first A, 2, 3 and 4 of deck to the bases (C3), the other cards to the stock.
+
+    Written without branches: whether a card is an A..4 is a coin toss the processor
+    cannot predict, and the branchy loop took a quarter of a greedy deal. Every card
+    goes through slot k = min(rank - 1, 4), so a card above 4 lands in the slots after
+    FCOUNT and BASE, HEIGHT and MOVES, and the 49th stock write in POS: set_start_nb
+    resets all three. HEIGHT = 1 marks that fifth "foundation" as taken."""
+    state[HEIGHT] = 1
+    n_stock = 0
+    for i in range(52):
+        card = deck[i]
+        k = min(np.intp(card >> 2), 4)
+        is_base = state[FCOUNT + k] == 0
+        state[FCOUNT + k] = 1
+        state[BASE + k] = card if is_base else state[BASE + k]
+        state[STOCK + n_stock] = card
+        n_stock += 1 - is_base
 
 
 @njit(cache=True)
@@ -215,7 +233,9 @@ def _to_foundation_nb(state, k):
     if count == 13:
         state[NEED + k] = 0
     else:
-        state[NEED + k] = next_rank_nb(state[NEED + k], k + 1)
+        # next_rank_nb without its modulo: the rank is 1..13 and the step 1..4.
+        need = state[NEED + k] + k + 1
+        state[NEED + k] = need - 13 if need > 13 else need
     state[LASTFOUND] = state[POS]
 
 
@@ -281,24 +301,29 @@ def start_into_nb(seed, deal, rules, state, stream, deck):
 def play_nb(seed, deal, rules, policy, params, state, log):
     """Deal (seed, deal) and play it out with policy; log actions where log has room."""
     stream, deck = np.empty(1, np.uint64), np.empty(52, np.int16)
-    return play_into_nb(seed, deal, rules, policy, params, state, log, stream, deck)
+    legal = np.empty(N_ACTIONS, np.int16)
+    return play_into_nb(seed, deal, rules, policy, params, state, log, stream, deck, legal)
 
 
 @njit(cache=True)
-def play_into_nb(seed, deal, rules, policy, params, state, log, stream, deck):
-    """play_nb with its working arrays given, as deal_into_nb takes them."""
+def play_into_nb(seed, deal, rules, policy, params, state, log, stream, deck, legal):
+    """play_nb with its working arrays given, as deal_into_nb takes them, and a buffer
+    for the legal actions."""
     start_into_nb(seed, deal, rules, state, stream, deck)
     rng.stream_state_nb(seed, deal, rng.STREAM_POLICY, stream)
-    return play_out_nb(seed, deal, rules, state, policy, params, stream, log)
+    return play_out_nb(seed, deal, rules, state, policy, params, stream, log, legal)
 
 
 @njit(cache=True)
-def play_out_nb(seed, deal, rules, state, policy, params, stream, log):
+def play_out_nb(seed, deal, rules, state, policy, params, stream, log, legal=None):
     """Play a position to the end with policy (drawing on its stream).
 
     Returns FAULT_NONE, or the policy fault (engine.kernel) that stopped play. Seed,
-    deal and rules are unused here: games with chance events during play use them."""
-    legal = np.empty(N_ACTIONS, np.int16)
+    deal and rules are unused here: games with chance events during play use them.
+    legal, room for N_ACTIONS, lets a chunk's deals share one buffer; without it (as
+    the interpreted twin in engine.run.job calls it) play allocates its own."""
+    if legal is None:
+        legal = np.empty(N_ACTIONS, np.int16)
     while True:
         n = legal_actions_nb(state, legal)
         if n == 0:
@@ -319,11 +344,14 @@ def play_deals_nb(policy, seed, start, rules, params, rows, logs, status):
     Stops at the first policy fault, with the faulty deal in status (engine.kernel)."""
     state = np.empty(STATE_SIZE, np.int16)
     stream, deck = np.empty(1, np.uint64), np.empty(52, np.int16)  # one set for all deals
+    legal = np.empty(N_ACTIONS, np.int16)
     status[DONE] = 0
     status[FAULT] = FAULT_NONE
     for i in range(rows.shape[0]):
         status[IN_PLAY] = start + i
-        fault = play_into_nb(seed, start + i, rules, policy, params, state, logs[i], stream, deck)
+        fault = play_into_nb(
+            seed, start + i, rules, policy, params, state, logs[i], stream, deck, legal
+        )
         if fault != FAULT_NONE:
             status[FAULT] = fault
             return
