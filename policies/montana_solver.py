@@ -88,43 +88,13 @@ KEEP_NONE = 2  # no choice: the first stuck position met (the end of the greedy 
 
 
 @njit(cache=True)
-def safe_extension_nb(state, action):
-    """True if this move is a kept-run extension that never loses anything.
-
-    The move puts card x at the end of a kept run of length k >= 2 (M5), from its
-    cell s. Claim: every line L from here that reaches a stuck grid (a win
-    included) has a counterpart that plays this move first and reaches the same
-    grid. Proof: the gap g it fills has the run's last card on its left, which
-    never moves (it is not a 2, and a card goes only right of its predecessor), so
-    only x can ever fill g, and x can go nowhere else; g is not dead, so L must
-    play x -> g at some step t to get stuck. Playing it first, the grids before t
-    differ only at g and s (x there instead of a gap, and back). Every move of L
-    before t stays legal: nothing else enters g, g+1 was dead behind the gap g,
-    s was not a gap, and the card right of a gap at s+1 was x's successor x+4 -
-    which is excluded here: x is a K (no successor), or s is in column 13 (a gap
-    right of it is in column 1 of the next row, which takes any 2), or x+4 already
-    lies at s+1 (and goes nowhere but right of x). After t the grids agree.
-    """
-    card, target = action // CELLS, action % CELLS
-    col = COL_OF[target]
-    if col < 2 or state[RUN + target // COLS] != col:
-        return False
-    source = state[WHERE + card]
-    return card >= KING or COL_OF[source] == COLS - 1 or state[GRID + source + 1] == card + 4
-
-
-@njit(cache=True)
 def ordered_moves_nb(state, out, values):
-    """The legal moves worth trying, the most promising first (greedy values).
+    """Every legal move, the most promising first (greedy values).
 
-    All of them, unless one is a safe kept-run extension (safe_extension_nb): then
-    that move alone, since every stuck grid reachable from here, a won one included,
-    is reachable after it."""
+    None is pruned, not even the extension of a kept run: a whole run can still move
+    to another row (its 2 into another column-1 gap, then each card after it), and
+    some wins need that."""
     n = legal_actions_nb(state, out)
-    for i in range(n):
-        if safe_extension_nb(state, out[i]):
-            out[0] = out[i]
-            return 1
     for i in range(n):
         action = out[i]
         card, target = action // CELLS, action % CELLS

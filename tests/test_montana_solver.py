@@ -229,6 +229,29 @@ def test_M3_the_win_may_need_a_two_to_leave_one_column_one_for_another():
     assert notation == ["2H>r4c1", "2S>r1c1"]
 
 
+def test_M3_M5_a_kept_run_may_have_to_move_whole_to_another_row():
+    # Extending a kept run looks always safe, yet this grid is won only by lines that
+    # move a run away: a 2 into another column-1 gap, then the cards after it. Row 3's
+    # 4C must leave row 1's 3C behind, and 2D..4D change rows more than once. A solver
+    # that played a run extension alone called this grid lost (exhaustive search:
+    # 12,679 positions, some of them won).
+    # r1  .. 3D 4D 5C 6C 7C 8C 9C TC JC QC KC 4H
+    # r2  3C .. 2S 5S 6S 7S 8S 9S TS JS QS KS ..
+    # r3  4C 2D 3S 5D 6D 7D 8D 9D TD JD QD KD 2C
+    # r4  2H 3H .. 5H 6H 7H 8H 9H TH JH QH KH 4S
+    grid = position(
+        ".. 3D 4D 5C 6C 7C 8C 9C TC JC QC KC 4H",
+        "3C .. 2S 5S 6S 7S 8S 9S TS JS QS KS ..",
+        "4C 2D 3S 5D 6D 7D 8D 9D TD JD QD KD 2C",
+        "2H 3H .. 5H 6H 7H 8H 9H TH JH QH KH 4S",
+        redeals=0,
+    )[: montana.CELLS].tolist()
+    assert exhaustive(grid, 100_000)[0]
+    verdict, _, line = solve(grid)
+    assert verdict == montana.OUTCOME_WON
+    assert rule_score(replay(grid, line)) == 48
+
+
 # --- the policy in play ---------------------------------------------------------------
 
 
