@@ -127,6 +127,7 @@ oracle = Policy(
     "sim.policies.calc_strong:oracle_nb",
     compile_seconds=30,
     params=ORACLE_PARAMS,
+    exact_under=(),
     description="""\
 It cheats: told the whole stock order, it searches for a line that wins.
 

@@ -60,6 +60,7 @@ solver = Policy(
     "solver",
     "sim.policies.jokers_kernels:solver_nb",
     compile_seconds=10,
+    exact_under=(),
     params=SOLVER_PARAMS,
     description="""\
 Exact search: all cards are face up, so a deal can be decided before playing it.

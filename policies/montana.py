@@ -87,6 +87,7 @@ solver = Policy(
     "sim.policies.montana_solver:solver_nb",
     compile_seconds=17,
     params=SOLVER_PARAMS,
+    exact_under=(("redeals", 0),),
     description="""\
 Decides each phase exactly, within a budget: wins when a line wins, else plays
 for the redeal.

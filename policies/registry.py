@@ -99,9 +99,21 @@ class Policy:
     params: tuple = ()
     description: str = ""
     compile_seconds: float | None = None  # a first compile's rough length, if known
+    # The rule settings under which the policy decides every deal exactly from the deal
+    # as dealt, so that the deals it wins are the winnable ones: () under any rules,
+    # (("redeals", 0),) only without redeals (a redeal's shuffle is unknown before it
+    # comes); None if it never does.
+    exact_under: tuple | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "description", inspect.cleandoc(self.description))
+
+    def is_exact(self, rules):
+        """Whether this policy's wins are the winnable deals under rules (a dict of
+        rule settings, values as text or numbers)."""
+        if self.exact_under is None:
+            return False
+        return all(str(rules.get(name)) == str(value) for name, value in self.exact_under)
 
     @property
     def choose(self):

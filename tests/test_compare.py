@@ -489,3 +489,37 @@ def test_a_table_written_into_the_folder_is_left_out_of_its_next_scan_with_a_not
     assert result.stdout.startswith("calc · wastes=4 · 2 runs, 2 files\n")
     result = sim("compare", summary)
     assert result.exit_code == 1
+
+
+def test_win_rates_among_winnable_deals_are_against_the_exact_runs_wins(tmp_path):
+    #  deal       0     1     2        3     4     5     6        7
+    #  oracle     won   won   won      won   lost  lost  unknown  won
+    #  greedy     won   lost  unknown  won   lost  won   won      (not played)
+    oracle = ["won", "won", "won", "won", "lost", "lost", "unknown", "won"]
+    greedy = ["won", "lost", "unknown", "won", "lost", "won", "won"]
+    write_result(tmp_path / "o.parquet", "oracle", outcome=oracle)
+    write_result(tmp_path / "g.parquet", "greedy", outcome=greedy)
+    table = comparison(load_runs([tmp_path / "o.parquet", tmp_path / "g.parquet"]))
+    g = table.set_index("run").loc["greedy"]
+    # winnable and played and decided by greedy: deals 0, 1, 3; greedy won 0 and 3
+    assert (g["bound"], g["winnable"], g["winnable_wins"]) == ("oracle", 3, 2)
+    assert g["winnable_win_rate"] == pytest.approx(2 / 3)
+    assert g["winnable_low"] < 2 / 3 < g["winnable_high"]
+    text = sim("compare", tmp_path / "o.parquet", tmp_path / "g.parquet").output
+    assert "won of winnable" in text and "winnable: the deals won by oracle" in text
+
+
+def test_only_an_exact_policy_under_its_rules_makes_deals_winnable(tmp_path):
+    # The Montana solver is exact only without redeals: a redeal's shuffle is unknown.
+    for redeals in (0, 2):
+        rules = {"redeals": redeals, "max_moves": 5000}
+        for name, won in (("solver", [True, False]), ("greedy", [False, False])):
+            path = tmp_path / f"{redeals}" / f"{name}.parquet"
+            write_result(path, name, won, game="montana", rules=rules)
+    table = comparison(load_runs([tmp_path]))
+    exact = table[table["rules"] == "redeals=0 max_moves=5000"]
+    assert list(exact["winnable"]) == [1, 1] and list(exact["bound"]) == ["solver"] * 2
+    chance = table[table["rules"] == "redeals=2 max_moves=5000"]
+    assert chance["winnable"].isna().all()
+    plain = comparison(load_runs(known_pair(tmp_path / "plain")))
+    assert "winnable" not in plain

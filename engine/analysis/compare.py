@@ -6,6 +6,11 @@ and a run is paired only with the baseline of its group, on the deals both playe
 A run's win rate is over its decided deals: a deal whose outcome is `unknown` (a solver
 that gave up) is neither a win nor a loss; the unknown share is reported apart. Two runs
 are paired on the deals both played, and on those decided in both.
+
+When a group holds a run of a policy that decides every deal exactly (the Calculation
+oracle, the Jokers solver, the Montana solver without redeals), the deals it won are the
+winnable ones, and every run of the group also gets its win rate among those: how close
+it comes to perfect play where perfect play wins.
 """
 
 import numpy as np
@@ -18,12 +23,15 @@ from sim.engine.analysis.intervals import (
     paired_difference_interval,
 )
 from sim.engine.stats import wilson_interval
+from sim.policies.registry import builtin_policies
 
 PAIRED_COUNTS = ("paired", "undecided_pairs", "both_won", "only_policy", "only_baseline", "neither")
 # The paired columns, after every run's own figures.
 PAIRED_COLUMNS = ("baseline", *PAIRED_COUNTS, "win_rate_diff", "diff_low", "diff_high",
                   "mcnemar_p", "mcnemar_log10_p")  # fmt: skip
 DEFAULT_BASELINE = "the first run of each group"
+WINNABLE_COLUMNS = ("bound", "winnable", "winnable_wins", "winnable_win_rate",
+                    "winnable_low", "winnable_high")  # fmt: skip
 
 
 def _named(runs, name):
@@ -117,6 +125,42 @@ def paired_row(run, baseline):
     }
 
 
+def rule_settings(rules):
+    """`redeals=0 max_moves=5000` as {"redeals": "0", "max_moves": "5000"}."""
+    return dict(part.split("=", 1) for part in rules.split() if "=" in part)
+
+
+def bound_run(runs):
+    """The first run whose policy decides every deal exactly under its rules, or None:
+    the deals that run won are the winnable ones."""
+    for run in runs:
+        declared = [p for p in builtin_policies(run.game) if p.name == run.policy]
+        if declared and declared[0].is_exact(rule_settings(run.rules)):
+            return run
+    return None
+
+
+def winnable_row(run, bound):
+    """The run's wins among the deals bound won, on the deals both played (those the
+    run left unknown are not counted), with a Wilson interval."""
+    _, in_run, in_bound = np.intersect1d(
+        run.key, bound.key, assume_unique=True, return_indices=True
+    )
+    winnable = bound.won[in_bound]
+    decided = run.decided[in_run][winnable]
+    deals = int(decided.sum())
+    wins = int(run.won[in_run][winnable][decided].sum())
+    low, high = wilson_interval(wins, deals)
+    return {
+        "bound": bound.label,
+        "winnable": deals,
+        "winnable_wins": wins,
+        "winnable_win_rate": wins / deals if deals else np.nan,
+        "winnable_low": low if deals else np.nan,
+        "winnable_high": high if deals else np.nan,
+    }
+
+
 def comparison(runs, baseline=None):
     """One row per run, grouped by (game, rules); within each group, each run's paired
     comparison with the group's baseline (`baselines`: the run named `baseline`, or by
@@ -128,8 +172,11 @@ def comparison(runs, baseline=None):
     groups = groups_of(runs)
     rows = []
     for group, base in zip(groups, baselines(groups, baseline), strict=True):
+        bound = bound_run(group.runs)
         for run in group.runs:
             row = summary_row(run)
+            if bound is not None:
+                row |= winnable_row(run, bound)
             if base is not None:
                 row |= paired_row(run, base) if run is not base else {"baseline": ""}
             rows.append(row)
@@ -141,7 +188,7 @@ def comparison(runs, baseline=None):
     table["baseline"] = table["baseline"].fillna("")
     if not any(UNKNOWN in run.outcome_shares for run in runs):
         table = table.drop(columns=["decided", "undecided_pairs"], errors="ignore")
-    for name in PAIRED_COUNTS:
+    for name in (*PAIRED_COUNTS, "winnable", "winnable_wins"):
         if name in table:
             table[name] = table[name].astype("Int64")
     table.attrs = {
@@ -152,6 +199,8 @@ def comparison(runs, baseline=None):
         "baseline": baseline or DEFAULT_BASELINE,
         "paired": "only runs of one game and its rules, on the deals both played",
         "win_rate_interval": "Wilson score, 95%",
+        "winnable": "deals won by the group's bound run, a policy that decides every deal "
+        "exactly; winnable_win_rate is each run's win rate among them",
         "score_interval": "normal approximation, 95%",
         "difference_interval": "Newcombe hybrid score for paired proportions, 95%",
         "p_value": "exact McNemar (two-sided binomial test on discordant deals); "

@@ -117,9 +117,11 @@ def summary_block(table):
     ]
     pooled = "files" in table and (table["files"] > 1).any()
     decided = has_unknown(table)
+    bound = "winnable_win_rate" in table and bool(table["winnable_win_rate"].notna().any())
     headers = ["run"] + (["files"] if pooled else []) + ["deals"]
     headers += ["decided"] if decided else []
     headers += ["wins", "win rate", "95% CI"]
+    headers += ["winnable", "won of winnable", "95% CI"] if bound else []
     headers += [c.removesuffix("_share") for c in shares]
     headers += ["mean score", "95% CI"] + [
         "mean " + c.removesuffix("_mean").replace("_", " ") for c in means
@@ -130,6 +132,9 @@ def summary_block(table):
         row += [count(r["decided"])] if decided else []
         row += [count(r["wins"]), percent(r["win_rate"])]
         row.append(span(r["win_rate_low"], r["win_rate_high"], percent))
+        if bound:
+            row += [count(r["winnable"]), percent(r["winnable_win_rate"])]
+            row.append(span(r["winnable_low"], r["winnable_high"], percent))
         row += [percent(r[c]) for c in shares]
         row += [number(r["score_mean"]), span(r["score_low"], r["score_high"], number)]
         row += [number(r[c]) for c in means]
@@ -137,6 +142,12 @@ def summary_block(table):
     notes = []
     if decided:
         notes.append("win rate over decided deals; an unknown outcome is neither won nor lost")
+    if bound:
+        notes.append(
+            f"winnable: the deals won by {table['bound'].dropna().iloc[0]}, which decides "
+            "every deal exactly (those it left unknown are not counted); won of winnable: "
+            "each run's win rate among them"
+        )
     return headers, rows, notes
 
 
