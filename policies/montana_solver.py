@@ -30,8 +30,6 @@ from numba import njit
 from sim.engine.montana import (
     CELLS,
     COLS,
-    GRID,
-    KING,
     MAX_LEGAL,
     OUTCOME_LOST,
     OUTCOME_UNKNOWN,
