@@ -523,3 +523,13 @@ def test_only_an_exact_policy_under_its_rules_makes_deals_winnable(tmp_path):
     assert chance["winnable"].isna().all()
     plain = comparison(load_runs(known_pair(tmp_path / "plain")))
     assert "winnable" not in plain
+
+
+def test_a_plug_in_named_like_an_exact_policy_does_not_make_deals_winnable(tmp_path):
+    path = write_result(tmp_path / "o.parquet", "oracle", [True, False])
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[b"sim"])
+    meta["policy_spec"] = "mine.py:oracle"
+    pq.write_table(table.replace_schema_metadata({b"sim": json.dumps(meta)}), path)
+    write_result(tmp_path / "g.parquet", "greedy", [True, True])
+    assert "winnable" not in comparison(load_runs([tmp_path]))

@@ -132,8 +132,11 @@ def rule_settings(rules):
 
 def bound_run(runs):
     """The first run whose policy decides every deal exactly under its rules, or None:
-    the deals that run won are the winnable ones."""
+    the deals that run won are the winnable ones. Only a built-in policy, picked by its
+    name, counts: a plug-in that calls itself `oracle` is not taken at its word."""
     for run in runs:
+        if any(meta.get("policy_spec", run.policy) != run.policy for meta in run.metas):
+            continue
         declared = [p for p in builtin_policies(run.game) if p.name == run.policy]
         if declared and declared[0].is_exact(rule_settings(run.rules)):
             return run
