@@ -199,21 +199,29 @@ def grid_key_nb(state):
     return key
 
 
-@njit(cache=True)
-def _ordered_moves_nb(state, out, values):
-    """Legal moves, best-looking first by the greedy values; loops dropped.
+@njit(cache=True, inline="always")
+def move_value_nb(state, action):
+    """The lore's value of a legal move: two_value_nb for a 2 into column 1,
+    greedy_value_nb for any other."""
+    card, target = action // CELLS, action % CELLS
+    if COL_OF[target] == 0:
+        return two_value_nb(state, card, target)
+    return greedy_value_nb(state, card, target)
 
+
+@njit(cache=True)
+def ordered_moves_nb(state, out, values, keep_loops):
+    """Legal moves, best-looking first by move_value_nb; how many.
+
+    A move valued NEVER (a 2 between column-1 cells for nothing, which could loop) is
+    dropped unless keep_loops: a search that must see every position keeps it.
     values is scratch space for MAX_LEGAL values."""
     n = legal_actions_nb(state, out)
     kept = 0
     for i in range(n):
         action = out[i]
-        card, target = action // CELLS, action % CELLS
-        if COL_OF[target] == 0:
-            value = two_value_nb(state, card, target)
-        else:
-            value = greedy_value_nb(state, card, target)
-        if value != NEVER:
+        value = move_value_nb(state, action)
+        if keep_loops or value != NEVER:
             kept = insert_by_value_nb(out, values, kept, action, value)
     return kept
 
@@ -249,7 +257,7 @@ def search_plan_nb(state, budget):
     best_path = np.zeros(depth_cap, np.int16)
     values = np.empty(MAX_LEGAL, np.int64)
     root_key = grid_key_nb(scratch) | 1
-    count[0] = _ordered_moves_nb(scratch, moves[0], values)
+    count[0] = ordered_moves_nb(scratch, moves[0], values, False)
     best_value, best_len = _node_value_nb(scratch, count[0] == 0), 0
     nodes, complete, won = 1, False, False
     limit = 0
@@ -291,7 +299,7 @@ def search_plan_nb(state, budget):
             spent[depth] = child_spent
             nxt[depth] = 0
             count[depth] = (
-                0 if depth == depth_cap else _ordered_moves_nb(scratch, moves[depth], values)
+                0 if depth == depth_cap else ordered_moves_nb(scratch, moves[depth], values, False)
             )
             value = _node_value_nb(scratch, count[depth] == 0)
             if value > best_value:

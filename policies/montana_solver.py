@@ -16,6 +16,10 @@ Why the search is exact:
   largest size; only the node budget can stop the search early (`unknown`).
 - Dead gaps (right of a K or of another gap, M4) offer no move: legal_actions_nb
   never lists them, and a grid whose four gaps are dead is stuck.
+- Nothing else is pruned: every legal move is tried (ordered_moves_nb with its loops
+  kept), even after the extension of a kept run, which looks always safe but is not: a
+  whole run can move to another row (its 2 into another column-1 gap, then each card
+  after it), and some grids are won only that way.
 - Two keys that collide would skip a position wrongly: with 64-bit keys and at most
   a few million positions per search, that chance is below one in a million million.
 
@@ -46,23 +50,20 @@ from sim.engine.montana import (
     VERDICT_PENDING,
     WHERE,
     WIN_SCORE,
-    legal_actions_nb,
     move_card_nb,
     score_nb,
 )
 from sim.policies.montana import SOLVER_PARAMS
 from sim.policies.montana_kernels import (
-    COL_OF,
     ZOBRIST,
     _planned_index_nb,
     best_greedy_nb,
-    greedy_value_nb,
     grid_key_nb,
+    ordered_moves_nb,
     search_plan_nb,
-    two_value_nb,
 )
 from sim.policies.registry import param_slots
-from sim.policies.search import insert_by_value_nb, new_seen_set_nb, seen_grown_nb, seen_insert_nb
+from sim.policies.search import new_seen_set_nb, seen_grown_nb, seen_insert_nb
 
 # The seen set of positions (policies.search): from 2**TABLE_MIN_BITS slots, doubled
 # when half full, up to 2**TABLE_MAX_BITS (8 bytes a slot: 256 MB at most, reached only
@@ -86,25 +87,6 @@ DEPTH_CAP = 16384
 KEEP_SCORE = 0  # most cards in kept runs (M5), the first such position found
 KEEP_RUNS = 1  # the same, then most rows with a kept run, then the longest shortest run
 KEEP_NONE = 2  # no choice: the first stuck position met (the end of the greedy line)
-
-
-@njit(cache=True)
-def ordered_moves_nb(state, out, values):
-    """Every legal move, the most promising first (greedy values).
-
-    None is pruned, not even the extension of a kept run: a whole run can still move
-    to another row (its 2 into another column-1 gap, then each card after it), and
-    some wins need that."""
-    n = legal_actions_nb(state, out)
-    for i in range(n):
-        action = out[i]
-        card, target = action // CELLS, action % CELLS
-        if COL_OF[target] == 0:
-            value = two_value_nb(state, card, target)
-        else:
-            value = greedy_value_nb(state, card, target)
-        insert_by_value_nb(out, values, i, action, value)
-    return n
 
 
 @njit(cache=True)
@@ -150,7 +132,7 @@ def solve_nb(state, budget, keep, line):
     stored = 0
     key = grid_key_nb(scratch) | 1  # never 0, the empty slot
     seen_insert_nb(keys, key, PROBE_LIMIT)
-    count[0] = ordered_moves_nb(scratch, moves[0], values)
+    count[0] = ordered_moves_nb(scratch, moves[0], values, True)
     best_value, best_len, best_depth = np.int64(-1), 0, DEPTH_CAP + 1
     if count[0] == 0:
         return (OUTCOME_WON if score_nb(scratch) == WIN_SCORE else OUTCOME_LOST), 1, 0
@@ -187,7 +169,7 @@ def solve_nb(state, budget, keep, line):
         if depth == DEPTH_CAP:
             cut = True  # a line this long is left unexplored: no proof any more
             continue
-        count[depth] = ordered_moves_nb(scratch, moves[depth], values)
+        count[depth] = ordered_moves_nb(scratch, moves[depth], values, True)
         if count[depth] == 0:
             if score_nb(scratch) == WIN_SCORE:
                 return OUTCOME_WON, nodes, _copy_line_nb(path, depth, line)
