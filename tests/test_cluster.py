@@ -19,9 +19,18 @@ from sim.policies.registry import resolve
 distributed = pytest.importorskip("distributed")
 
 
-def test_a_local_cluster_run_equals_the_local_run(tmp_path):
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["calc", "-p", "planner", "-n", "20000", "--seed", "8"],
+        # a search policy with its own plan in the state, redeals and a verdict per phase
+        ["montana", "-p", "solver", "--param", "nodes=20000", "-n", "60", "--seed", "8"],
+    ],
+    ids=["calc-planner", "montana-solver"],
+)
+def test_a_local_cluster_run_equals_the_local_run(tmp_path, command):
     here, there = tmp_path / "here.parquet", tmp_path / "there.parquet"
-    args = ["calc", "-p", "planner", "-n", "20000", "--seed", "8", "--workers", "2", "-q"]
+    args = [*command, "--workers", "2", "-q"]
     assert sim(*args, "--out", str(here)).exit_code == 0
     assert sim(*args, "--scheduler", "local", "--out", str(there)).exit_code == 0
     assert pq.read_table(here).equals(pq.read_table(there))
