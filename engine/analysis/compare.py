@@ -30,8 +30,6 @@ PAIRED_COUNTS = ("paired", "undecided_pairs", "both_won", "only_policy", "only_b
 PAIRED_COLUMNS = ("baseline", *PAIRED_COUNTS, "win_rate_diff", "diff_low", "diff_high",
                   "mcnemar_p", "mcnemar_log10_p")  # fmt: skip
 DEFAULT_BASELINE = "the first run of each group"
-WINNABLE_COLUMNS = ("bound", "winnable", "winnable_wins", "winnable_win_rate",
-                    "winnable_low", "winnable_high")  # fmt: skip
 
 
 def _named(runs, name):
