@@ -230,11 +230,11 @@ def test_M3_the_win_may_need_a_two_to_leave_one_column_one_for_another():
 
 
 def test_M3_M5_a_kept_run_may_have_to_move_whole_to_another_row():
-    # Extending a kept run looks always safe, yet this grid is won only by lines that
-    # move a run away: a 2 into another column-1 gap, then the cards after it. Row 3's
-    # 4C must leave row 1's 3C behind, and 2D..4D change rows more than once. A solver
-    # that played a run extension alone called this grid lost (exhaustive search:
-    # 12,679 positions, some of them won).
+    # Extending a kept run looks always safe, as though the run could never move; but a
+    # whole run can (a 2 into another column-1 gap, then the cards after it). A solver
+    # that played any available extension alone saw every position left to it and
+    # called this grid lost, so every win here declines an extension somewhere; the
+    # exhaustive search (12,679 positions) finds wins.
     # r1  .. 3D 4D 5C 6C 7C 8C 9C TC JC QC KC 4H
     # r2  3C .. 2S 5S 6S 7S 8S 9S TS JS QS KS ..
     # r3  4C 2D 3S 5D 6D 7D 8D 9D TD JD QD KD 2C

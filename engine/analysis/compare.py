@@ -123,11 +123,6 @@ def paired_row(run, baseline):
     }
 
 
-def rule_settings(rules):
-    """`redeals=0 max_moves=5000` as {"redeals": "0", "max_moves": "5000"}."""
-    return dict(part.split("=", 1) for part in rules.split() if "=" in part)
-
-
 def bound_run(runs):
     """The first run whose policy decides every deal exactly under its rules, or None:
     the deals that run won are the winnable ones. Only a built-in policy, picked by its
@@ -136,7 +131,7 @@ def bound_run(runs):
         if any(meta.get("policy_spec", run.policy) != run.policy for meta in run.metas):
             continue
         declared = [p for p in builtin_policies(run.game) if p.name == run.policy]
-        if declared and declared[0].is_exact(rule_settings(run.rules)):
+        if declared and declared[0].is_exact(run.metas[0]["rules"]):
             return run
     return None
 
