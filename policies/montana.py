@@ -93,14 +93,16 @@ Decides each phase exactly, within a budget: wins when a line wins, else plays
 for the redeal.
 
 At the start of each deal phase (and whenever its plan runs out) it looks for a
-win with the search policy's limited-discrepancy search (three quarters of
-`nodes` positions), then searches every position reachable before the next
-redeal, depth first with a table of seen grids (the rest). A winning line is
-played: `won`. Otherwise it plays to the best stuck grid seen for the redeal:
-keep=0 the most cards in kept runs (M5), by the shortest line; keep=1 the same,
-then the most rows with a run, then the longest shortest run; keep=2 no choice,
-the first stuck grid met (the end of the greedy line). After the last redeal a
-deal not won is `lost` when the search saw every position (a proof), `unknown`
-when the budget ran out first.
+win with the search policy's limited-discrepancy search (half of `nodes`
+positions), then searches the game in which a 2 in column 1 never moves again (a
+quarter): small, and it holds most wins. Then it searches the whole game with
+the rest, depth first over classes of positions (while column 1 holds a gap, the
+orders of its 2s are one class: 2-moves reach each from the others), with a table
+of classes seen. A winning line is played: `won`. Otherwise it plays to the best
+stuck grid seen for the redeal: keep=0 the most cards in kept runs (M5), by the
+shortest line; keep=1 the same, then the most rows with a run, then the longest
+shortest run; keep=2 no choice, the first stuck grid met (the end of the greedy
+line). After the last redeal a deal not won is `lost` when the whole-game search
+saw every class (a proof), `unknown` when the budget ran out first.
 """,
 )

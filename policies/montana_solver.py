@@ -5,25 +5,47 @@ So the phase between two redeals is an open puzzle, and the solver decides it: i
 explores every position reachable by card moves (M2-M4) until it finds a won grid
 (M6), or until none is left, which proves that no line wins the phase.
 
-Why the search is exact:
-- Positions are grids. Gaps carry no identity (M2), so the key of a position is a
-  64-bit Zobrist hash of where the 48 cards lie, the gaps implicit: the four gaps are
-  interchangeable by construction. A position met again is not explored again.
-- Depth first with a set of seen positions is a plain graph search: when it ends
-  without a win, every position reachable from the root has been expanded, because a
-  position is skipped only if it was entered before. A table that forgets a position
-  (it is full) costs a second visit, never a wrong answer, so the table has a fixed
-  largest size; only the node budget can stop the search early (`unknown`).
-- Dead gaps (right of a K or of another gap, M4) offer no move: legal_actions_nb
-  never lists them, and a grid whose four gaps are dead is stuck.
-- Nothing else is pruned: every legal move is tried (ordered_moves_nb with its loops
-  kept), even after the extension of a kept run, which looks always safe but is not: a
-  whole run can move to another row (its 2 into another column-1 gap, then each card
-  after it), and some grids are won only that way.
-- Two keys that collide would skip a position wrongly: with 64-bit keys and at most
-  a few million positions per search, that chance is below one in a million million.
+Three stages, each with a share of the budget (decide_nb), the first win ending it:
 
-The search records the best stuck position it meets (M5: what a redeal keeps), by
+- `lds_line_nb`, the search policy's limited-discrepancy look (the greedy line, then
+  lines that leave it once, twice, ...): at small budgets it finds wins soonest.
+  It proves nothing.
+- `restricted_solve_nb`, depth first with a table of positions seen, plays the game
+  in which a 2 in column 1 never moves again.
+  That game is far smaller (a 2 that may hop between column-1 gaps multiplies the
+  positions by up to 4! = 24) and holds most wins: on 30 deals without redeals it was
+  decided within 12M positions every time and won 23 of them. A win there is a win;
+  a loss there proves nothing, since some grids are won only by moving a 2 again.
+- `solve_nb`, depth first with a table of classes seen, plays the whole game over
+  *classes* of positions, with all the budget left. While column 1 holds a
+  gap, the 2s in column 1 can be put in any order among the rows whose column 1 holds
+  a 2 or a gap, by 2-moves alone (M3), and each such order can be undone: all of them
+  are one class, mutually reachable, so all are won or all are lost. The table keys a
+  class by where the other cards lie and which 2s are in column 1, not in which row.
+  A class's moves are those of every order: into a column-2 gap of such a row, the 3
+  of any 2 in column 1 (its 2 brought there first); a 2 from outside column 1 into a
+  column-1 gap; and, when that fills the last column-1 gap, every order of the 2s in
+  column 1, each then a position of its own. Every other move is the same in every
+  order. The line of a class search is written out as legal moves: the 2-moves that
+  bring column 1 into the order each step used, then the step.
+
+Why `solve_nb` is exact:
+- It is a plain graph search over classes: when it ends without a win, every class
+  reachable from the root has been expanded with every move of every position in it,
+  because a class is skipped only if it was entered before. A table that forgets a
+  class (it is full) costs a second visit, never a wrong answer, so the table has a
+  fixed largest size; only the node budget can stop the search early (`unknown`).
+- Dead gaps (right of a K or of another gap, M4) offer no move, and a grid whose four
+  gaps are dead is stuck. A column-1 gap always has a move (the four 2s are in play),
+  so every stuck grid, the won ones included, is a position of its own, not a class.
+- Nothing else is pruned, not even the extension of a kept run, which looks always
+  safe but is not: a whole run can move to another row (its 2 into another column-1
+  gap, then each card after it), and some grids are won only that way.
+- Two keys that collide would skip a class wrongly: with 64-bit keys and at most a few
+  tens of millions of classes per search, that chance is below one in ten thousand
+  million.
+
+Both searches record the best stuck position they meet (M5: what a redeal keeps), by
 `keep_value_nb`, with the line to it: when a phase cannot be won, the policy plays to
 that position and lets the redeal come.
 """
@@ -34,6 +56,11 @@ from numba import njit
 from sim.engine.montana import (
     CELLS,
     COLS,
+    FIRST_TWO,
+    GAP,
+    GAPS,
+    GRID,
+    KING,
     MAX_LEGAL,
     OUTCOME_LOST,
     OUTCOME_UNKNOWN,
@@ -50,6 +77,7 @@ from sim.engine.montana import (
     VERDICT_PENDING,
     WHERE,
     WIN_SCORE,
+    legal_actions_nb,
     move_card_nb,
     score_nb,
 )
@@ -59,34 +87,74 @@ from sim.policies.montana_kernels import (
     _planned_index_nb,
     best_greedy_nb,
     grid_key_nb,
+    move_value_nb,
     ordered_moves_nb,
     search_plan_nb,
 )
 from sim.policies.registry import param_slots
-from sim.policies.search import new_seen_set_nb, seen_grown_nb, seen_insert_nb
+from sim.policies.search import (
+    new_seen_set_nb,
+    seen_grown_nb,
+    seen_insert_nb,
+    zobrist_keys,
+)
 
 # The seen set of positions (policies.search): from 2**TABLE_MIN_BITS slots, doubled
 # when half full, up to 2**TABLE_MAX_BITS (8 bytes a slot: 256 MB at most, reached only
-# by budgets above 16M positions; 16 MB at the default). A key that finds no free slot
-# within PROBE_LIMIT steps replaces the one at its home slot. A smaller largest table
-# forgets more: at nodes=16M, 2**22 slots decided 132 of 200 deals, 2**25 142.
+# by budgets above 16M positions). A key that finds no free slot within PROBE_LIMIT
+# steps replaces the one at its home slot. A smaller largest table forgets more: at
+# nodes=16M, 2**22 slots decided 132 of 200 deals, 2**25 142.
 TABLE_MIN_BITS = 12
 TABLE_MAX_BITS = 25
 PROBE_LIMIT = 32
 
-# The limited-discrepancy look for a win (lds_line_nb) sizes its table to twice its
-# budget, 10 bytes a slot (pages touched only as used): its budget is capped so that the
-# table stays within 160 MB (16M slots). With the table above, a search needs at most
-# about 420 MB; measured, a worker's peak rose by 80 MB at nodes=16M on an undecided deal.
-LDS_NODES_CAP = 8_000_000
-
-# Deepest line the search follows; a line cut here makes the verdict `unknown`.
+# Deepest line a search follows; a line cut here makes the verdict `unknown`.
 DEPTH_CAP = 16384
+
+# The shares of the budget, in eighths, of the look for a win and of the restricted
+# game (decide_nb); the whole game gets the rest, with whatever those left unused.
+# Measured on the first 100 deals of seed 99 without redeals at nodes=1M (won,
+# proved lost): 4 and 2 eighths 47 and 1, in 0.29 s a deal; 2 and 2: 43 and 1; 0 and
+# 4: 37 and 1; 6 and 1: 45 and 1. At nodes=16M, on the first 30, all three measured
+# gave 24 and 2.
+# The limited-discrepancy look is capped so that its table (twice its budget, 10
+# bytes a slot, pages touched only as used) stays within 160 MB.
+LDS_EIGHTHS = 4
+RESTRICTED_EIGHTHS = 2
+LDS_NODES_CAP = 8_000_000
 
 # What "best position at the redeal" means (parameter `keep`):
 KEEP_SCORE = 0  # most cards in kept runs (M5), the first such position found
-KEEP_RUNS = 1  # the same, then most rows with a kept run, then the longest shortest run
+KEEP_RUNS = 1  # the same, then most rows with a run, then the longest shortest run
 KEEP_NONE = 2  # no choice: the first stuck position met (the end of the greedy line)
+
+# A class's key counts each 2 lying in column 1 by this key instead of its cell's.
+TOKEN = zobrist_keys(20261201, (FIRST_TWO + 4,))
+
+# Moves of a class at most: 3 gaps outside column 1, one card each or (in column 2)
+# one 3 for each 2 in column 1, and 24 orders of column 1 when a 2 fills its last gap.
+CLASS_MOVES = 48
+
+# An order of column 1, packed 4 bits a row (row 0 lowest): the suit of the 2 there
+# (0..3), ORDER_GAP for a gap, ORDER_FIXED for a card that is not a 2 (it stays).
+ORDER_GAP = 4
+ORDER_FIXED = 15
+SAME_ORDER = 0xFFFF  # a move made in column 1's order as it is
+
+
+def _orders():
+    """ORDERS[e, p, :e]: the p-th permutation of range(e); N_ORDERS[e] of them."""
+    import itertools
+
+    table = np.zeros((ROWS + 1, 24, ROWS), np.int8)
+    for e in range(1, ROWS + 1):
+        for p, perm in enumerate(itertools.permutations(range(e))):
+            table[e, p, :e] = perm
+    return table
+
+
+ORDERS = _orders()
+N_ORDERS = np.array([1, 1, 2, 6, 24], np.int64)
 
 
 @njit(cache=True)
@@ -106,15 +174,14 @@ def keep_value_nb(state, keep):
 
 
 @njit(cache=True)
-def solve_nb(state, budget, keep, line):
-    """Decide the phase from state; write a line into `line`.
+def restricted_solve_nb(state, budget, keep, line):
+    """The restricted game from state (a 2 in column 1 never moves): (verdict, nodes,
+    line length, worth of the stuck position the line leads to, -1 if none).
 
-    Returns (verdict, nodes, line length), the verdict an outcome code (engine.kernel).
-    OUTCOME_WON: the line wins. OUTCOME_LOST: every reachable position was seen and none
-    is won; the line leads to the best stuck position by keep_value_nb.
-    OUTCOME_UNKNOWN: the budget of `budget` positions ran out (or a line reached
-    DEPTH_CAP); the line leads to the best stuck position seen, length 0 if none was
-    seen. Lines longer than `line` are cut to its length.
+    OUTCOME_WON: the line wins, in the real game too. OUTCOME_LOST: the restricted
+    game is lost, which proves nothing of the real one; the line leads to the best
+    stuck position seen by keep_value_nb. OUTCOME_UNKNOWN: the budget of `budget`
+    positions ran out first. Lines longer than `line` are cut to its length.
 
     Search stack, one entry per depth d (0 = the root):
         moves[d, :count[d]]   the moves of the position at depth d, best first
@@ -132,10 +199,12 @@ def solve_nb(state, budget, keep, line):
     stored = 0
     key = grid_key_nb(scratch) | 1  # never 0, the empty slot
     seen_insert_nb(keys, key, PROBE_LIMIT)
-    count[0] = ordered_moves_nb(scratch, moves[0], values, True)
+    count[0] = _restricted_moves_nb(scratch, moves[0], values)
     best_value, best_len, best_depth = np.int64(-1), 0, DEPTH_CAP + 1
     if count[0] == 0:
-        return (OUTCOME_WON if score_nb(scratch) == WIN_SCORE else OUTCOME_LOST), 1, 0
+        if score_nb(scratch) == WIN_SCORE:
+            return OUTCOME_WON, 1, 0, np.int64(-1)
+        return OUTCOME_LOST, 1, 0, keep_value_nb(scratch, keep)
     nodes, depth, cut = 1, 0, False
     while True:
         if nxt[depth] >= count[depth]:
@@ -167,12 +236,12 @@ def solve_nb(state, budget, keep, line):
         nxt[depth] = 0
         count[depth] = 0
         if depth == DEPTH_CAP:
-            cut = True  # a line this long is left unexplored: no proof any more
+            cut = True  # a line this long is left unexplored: no verdict any more
             continue
-        count[depth] = ordered_moves_nb(scratch, moves[depth], values, True)
+        count[depth] = _restricted_moves_nb(scratch, moves[depth], values)
         if count[depth] == 0:
             if score_nb(scratch) == WIN_SCORE:
-                return OUTCOME_WON, nodes, _copy_line_nb(path, depth, line)
+                return OUTCOME_WON, nodes, _copy_line_nb(path, depth, line), np.int64(-1)
             # Only lines the plan can hold, and the shorter among equals, so that the
             # policy reaches the grid it aims for with few moves (the cap of M7).
             value = keep_value_nb(scratch, keep)
@@ -180,7 +249,21 @@ def solve_nb(state, budget, keep, line):
             if better and depth <= line.shape[0]:
                 best_value, best_depth = value, depth
                 best_len = _copy_line_nb(path, depth, line)
-    return (OUTCOME_UNKNOWN if cut else OUTCOME_LOST), nodes, best_len
+    return (OUTCOME_UNKNOWN if cut else OUTCOME_LOST), nodes, best_len, best_value
+
+
+@njit(cache=True)
+def _restricted_moves_nb(state, out, values):
+    """ordered_moves_nb without the moves of a 2 out of column 1; how many."""
+    n = ordered_moves_nb(state, out, values, True)
+    kept = 0
+    for i in range(n):
+        card = out[i] // CELLS
+        if card < FIRST_TWO + 4 and state[WHERE + card] % COLS == 0:
+            continue
+        out[kept] = out[i]
+        kept += 1
+    return kept
 
 
 @njit(cache=True, inline="always")
@@ -201,15 +284,366 @@ def _copy_line_nb(path, depth, line):
     return length
 
 
+# --- classes of positions: column 1 in any order while it holds a gap -------------
+
+
+@njit(cache=True, inline="always")
+def is_token_nb(card):
+    """A gap or a 2: what a column-1 cell of a row in the class's reorderable set holds."""
+    return card == GAP or (card >= FIRST_TWO and card < FIRST_TWO + 4)
+
+
+@njit(cache=True, inline="always")
+def column_one_gaps_nb(state):
+    n = 0
+    for row in range(ROWS):
+        n += state[GRID + COLS * row] == GAP
+    return n
+
+
+@njit(cache=True, inline="always")
+def class_key_nb(state, key):
+    """The key of state's class, from key, the Zobrist key of the grid (never 0)."""
+    if column_one_gaps_nb(state) == 0:
+        return key | 1
+    for row in range(ROWS):
+        card = state[GRID + COLS * row]
+        if card != GAP and card < FIRST_TWO + 4:
+            key ^= ZOBRIST[card, COLS * row] ^ TOKEN[card]
+    return key | 1
+
+
+@njit(cache=True)
+def column_one_order_nb(state):
+    """Column 1 of state, packed (ORDER_GAP, ORDER_FIXED above)."""
+    code = 0
+    for row in range(ROWS):
+        code |= np.int64(_order_nibble_nb(state[GRID + COLS * row])) << (4 * row)
+    return code
+
+
+@njit(cache=True, inline="always")
+def _order_nibble_nb(card):
+    if card == GAP:
+        return ORDER_GAP
+    if card < FIRST_TWO + 4:
+        return card - FIRST_TWO
+    return ORDER_FIXED
+
+
+@njit(cache=True, inline="always")
+def _with_card_nb(order, row, card):
+    """order with card (a 2 or GAP) in column 1 of row."""
+    shift = 4 * row
+    return (order & ~(np.int64(15) << shift)) | (np.int64(_order_nibble_nb(card)) << shift)
+
+
+@njit(cache=True)
+def _order_of_nb(cards):
+    code = 0
+    for row in range(ROWS):
+        code |= np.int64(_order_nibble_nb(cards[row])) << (4 * row)
+    return code
+
+
+@njit(cache=True)
+def reorder_nb(state, order, key, out, n_out):
+    """Bring column 1 into `order` by legal 2-moves (M3), the grid's key kept up to
+    date: (moves made so far, new key). Each move is written into out[n_out] while it
+    fits (out may be empty). Needs a column-1 gap unless order is already there."""
+    if order == SAME_ORDER:
+        return n_out, key
+    for _ in range(4 * ROWS):
+        # fill a gap that the order wants filled, else make one where a 2 is misplaced
+        card, target = _next_reorder_move_nb(state, order)
+        if card < 0:
+            break
+        if n_out < out.shape[0]:
+            out[n_out] = card * CELLS + target
+        n_out += 1
+        key ^= ZOBRIST[card, state[WHERE + card]] ^ ZOBRIST[card, target]
+        move_card_nb(state, card, target)
+    return n_out, key
+
+
+@njit(cache=True)
+def _next_reorder_move_nb(state, order):
+    """(card, target) of the next 2-move towards order, (-1, -1) once there."""
+    for row in range(ROWS):
+        nibble = (order >> (4 * row)) & 15
+        if state[GRID + COLS * row] == GAP and nibble < ORDER_GAP:
+            return FIRST_TWO + nibble, COLS * row
+    for row in range(ROWS):
+        nibble = (order >> (4 * row)) & 15
+        card = state[GRID + COLS * row]
+        if nibble == ORDER_FIXED or card == GAP or card == FIRST_TWO + nibble:
+            continue
+        for gap_row in range(ROWS):
+            if state[GRID + COLS * gap_row] == GAP:
+                return card, COLS * gap_row
+    return -1, -1
+
+
+@njit(cache=True, inline="always")
+def run_from_two_nb(state, row, two):
+    """Cards of two's suit in sequence from column 2 of row."""
+    length = 0
+    nxt = two + 4
+    while length + 1 < COLS and state[GRID + COLS * row + length + 1] == nxt:
+        length += 1
+        nxt += 4
+    return length
+
+
+@njit(cache=True, inline="always")
+def _insert_move_nb(actions, orders, values, n, action, order, value):
+    """Insert (action, order) into the first n moves, kept in decreasing value."""
+    j = n
+    while j > 0 and values[j - 1] < value:
+        values[j] = values[j - 1]
+        actions[j] = actions[j - 1]
+        orders[j] = orders[j - 1]
+        j -= 1
+    values[j] = value
+    actions[j] = action
+    orders[j] = order
+    return n + 1
+
+
+@njit(cache=True)
+def class_moves_nb(state, actions, orders, values, legal, column):
+    """The moves of state's class, best-looking first: (action, column-1 order to make
+    first) pairs; how many. legal and column are scratch (MAX_LEGAL, 3 * ROWS)."""
+    if column_one_gaps_nb(state) == 0:
+        n = 0
+        for i in range(legal_actions_nb(state, legal)):
+            action = legal[i]
+            value = move_value_nb(state, action)
+            n = _insert_move_nb(actions, orders, values, n, action, SAME_ORDER, value)
+        return n
+    for row in range(ROWS):
+        column[row] = state[GRID + COLS * row]
+    n = _gap_moves_nb(state, actions, orders, values, column)
+    rows, twos = column[ROWS : 2 * ROWS], column[2 * ROWS :]
+    return _twos_in_nb(state, actions, orders, values, n, column, rows, twos)
+
+
+@njit(cache=True)
+def _gap_moves_nb(state, actions, orders, values, column):
+    """Moves into the gaps outside column 1 (M4); into column 2 of a reorderable row,
+    the 3 of each 2 in column 1, that 2 brought to the row first."""
+    n = 0
+    base = _order_of_nb(column)
+    for k in range(4):
+        gap = state[GAPS + k]
+        col, row = gap % COLS, gap // COLS
+        if col == 0:
+            continue
+        if col == 1 and is_token_nb(column[row]):
+            for other in range(ROWS):
+                two = column[other]
+                if two == GAP or not is_token_nb(two):
+                    continue
+                order = SAME_ORDER
+                if other != row:
+                    order = _with_card_nb(_with_card_nb(base, other, column[row]), row, two)
+                value = 992 + 16 * run_from_two_nb(state, row, two)
+                n = _insert_move_nb(
+                    actions, orders, values, n, (two + 4) * CELLS + gap, order, value
+                )
+            continue
+        left = state[GRID + gap - 1]
+        if left != GAP and left < KING:
+            action = (left + 4) * CELLS + gap
+            n = _insert_move_nb(
+                actions, orders, values, n, action, SAME_ORDER, move_value_nb(state, action)
+            )
+    return n
+
+
+@njit(cache=True)
+def _twos_in_nb(state, actions, orders, values, n, column, rows, twos):
+    """Moves of a 2 from outside column 1 into a column-1 gap (M3). While another gap
+    stays, one gap stands for all; into the last, every order of column 1 is a move.
+    rows and twos are scratch (ROWS each)."""
+    gaps, first_gap = 0, -1
+    base = _order_of_nb(column)
+    reorderable, placed = 0, 0
+    for row in range(ROWS):
+        card = column[row]
+        if card == GAP:
+            gaps += 1
+            first_gap = row if first_gap < 0 else first_gap
+        if is_token_nb(card):
+            rows[reorderable] = row
+            reorderable += 1
+            if card != GAP:
+                twos[placed] = card
+                placed += 1
+    for two in range(FIRST_TWO, FIRST_TWO + 4):
+        if state[WHERE + two] % COLS == 0:
+            continue
+        if gaps > 1:
+            value = 16 * (1 + run_from_two_nb(state, first_gap, two))
+            n = _insert_move_nb(
+                actions, orders, values, n, two * CELLS + COLS * first_gap, SAME_ORDER, value
+            )
+            continue
+        twos[placed] = two
+        for p in range(N_ORDERS[reorderable]):
+            order, value, target = base, 0, -1
+            for j in range(reorderable):
+                card, row = twos[ORDERS[reorderable, p, j]], rows[j]
+                value += 16 * (1 + run_from_two_nb(state, row, card))
+                order = _with_card_nb(order, row, GAP if card == two else card)
+                target = COLS * row if card == two else target
+            n = _insert_move_nb(actions, orders, values, n, two * CELLS + target, order, value)
+    return n
+
+
+@njit(cache=True)
+def class_line_nb(root, path, order, depth, line):
+    """The legal moves of a class line from root: before each step d its column-1
+    order[d] is made by 2-moves, then path[d]. Written into line while it fits;
+    returns the length of the whole line."""
+    scratch = root.copy()
+    n, key = 0, np.int64(0)
+    for d in range(1, depth + 1):
+        n, key = reorder_nb(scratch, order[d], key, line, n)
+        if n < line.shape[0]:
+            line[n] = path[d]
+        n += 1
+        move_card_nb(scratch, path[d] // CELLS, path[d] % CELLS)
+    return n
+
+
+@njit(cache=True)
+def solve_nb(state, budget, keep, line):
+    """Decide the phase from state exactly, over classes; write a line into `line`.
+
+    Returns (verdict, nodes, line length), the verdict an outcome code (engine.kernel).
+    OUTCOME_WON: the line wins. OUTCOME_LOST: every reachable class was seen and none
+    is won; the line leads to the best stuck position by keep_value_nb.
+    OUTCOME_UNKNOWN: the budget of `budget` classes ran out (or a line reached
+    DEPTH_CAP); the line leads to the best stuck position seen, length 0 if none was
+    seen. A winning line longer than `line` is cut to its length.
+    """
+    verdict, nodes, length, _ = class_solve_nb(state, budget, keep, line)
+    return verdict, nodes, length
+
+
+@njit(cache=True)
+def class_solve_nb(state, budget, keep, line):
+    """solve_nb, also returning the worth of the stuck position its line leads to.
+
+    Search stack, one entry per depth d (0 = the root):
+        actions[d, :count[d]], orders[d, :count[d]]   the class's moves, best first
+        nxt[d]                      the next of them to try
+        path[d], source[d]          the move that led to depth d, the cell it left
+        order[d], before[d]         column 1 as that move was made, and as it was
+                                    before the 2-moves that brought it there
+                                    (SAME_ORDER: there were none)
+    """
+    scratch = state.copy()
+    actions = np.empty((DEPTH_CAP + 1, CLASS_MOVES), np.int16)
+    orders = np.empty((DEPTH_CAP + 1, CLASS_MOVES), np.int32)
+    count = np.zeros(DEPTH_CAP + 1, np.int64)
+    nxt = np.zeros(DEPTH_CAP + 1, np.int64)
+    path = np.zeros(DEPTH_CAP + 1, np.int16)
+    source = np.zeros(DEPTH_CAP + 1, np.int16)
+    order = np.zeros(DEPTH_CAP + 1, np.int32)
+    before = np.zeros(DEPTH_CAP + 1, np.int32)
+    best_path = np.zeros(DEPTH_CAP + 1, np.int16)
+    best_order = np.zeros(DEPTH_CAP + 1, np.int32)
+    trial = np.empty(line.shape[0], np.int16)
+    values = np.empty(CLASS_MOVES, np.int64)
+    legal = np.empty(MAX_LEGAL, np.int16)
+    column = np.empty(3 * ROWS, np.int64)
+    no_line = np.empty(0, np.int16)
+    keys = new_seen_set_nb(TABLE_MIN_BITS)
+    stored = 0
+    key = grid_key_nb(scratch)
+    seen_insert_nb(keys, class_key_nb(scratch, key), PROBE_LIMIT)
+    count[0] = class_moves_nb(scratch, actions[0], orders[0], values, legal, column)
+    if count[0] == 0:
+        if score_nb(scratch) == WIN_SCORE:
+            return OUTCOME_WON, 1, 0, np.int64(-1)
+        return OUTCOME_LOST, 1, 0, keep_value_nb(scratch, keep)
+    best_value, best_depth = np.int64(-1), DEPTH_CAP + 1
+    nodes, depth, cut = 1, 0, False
+    while True:
+        if nxt[depth] >= count[depth]:
+            if depth == 0:
+                break
+            key = _step_back_nb(scratch, key, path[depth], source[depth], before[depth], no_line)
+            depth -= 1
+            continue
+        if nodes >= budget:
+            cut = True
+            break
+        i = nxt[depth]
+        nxt[depth] += 1
+        was = column_one_order_nb(scratch)
+        now = was
+        if orders[depth, i] != SAME_ORDER:
+            _, key = reorder_nb(scratch, orders[depth, i], key, no_line, 0)
+            now = column_one_order_nb(scratch)
+        restore = SAME_ORDER if now == was else was
+        action = actions[depth, i]
+        card, target = action // CELLS, action % CELLS
+        from_cell = scratch[WHERE + card]
+        key ^= ZOBRIST[card, from_cell] ^ ZOBRIST[card, target]
+        move_card_nb(scratch, card, target)
+        if stored >= keys.shape[0] // 2 and keys.shape[0] < (1 << TABLE_MAX_BITS):
+            keys = seen_grown_nb(keys)
+        if not seen_insert_nb(keys, class_key_nb(scratch, key), PROBE_LIMIT):
+            key = _step_back_nb(scratch, key, action, from_cell, restore, no_line)
+            continue
+        stored += 1
+        nodes += 1
+        depth += 1
+        path[depth], source[depth] = action, from_cell
+        order[depth], before[depth] = now, restore
+        nxt[depth] = 0
+        count[depth] = 0
+        if depth == DEPTH_CAP:
+            cut = True  # a line this long is left unexplored: no proof any more
+            continue
+        count[depth] = class_moves_nb(scratch, actions[depth], orders[depth], values, legal, column)
+        if count[depth] == 0:
+            if score_nb(scratch) == WIN_SCORE:
+                length = class_line_nb(state, path, order, depth, line)
+                return OUTCOME_WON, nodes, min(length, line.shape[0]), np.int64(-1)
+            value = keep_value_nb(scratch, keep)
+            better = value > best_value or (value == best_value and depth < best_depth)
+            # only lines the plan can hold, the shorter among equals (the cap of M7)
+            if better and class_line_nb(state, path, order, depth, trial) <= line.shape[0]:
+                best_value, best_depth = value, depth
+                best_path[: depth + 1] = path[: depth + 1]
+                best_order[: depth + 1] = order[: depth + 1]
+    best_len = 0
+    if best_value >= 0:
+        best_len = class_line_nb(state, best_path, best_order, best_depth, line)
+    return (OUTCOME_UNKNOWN if cut else OUTCOME_LOST), nodes, best_len, best_value
+
+
+@njit(cache=True, inline="always")
+def _step_back_nb(scratch, key, action, from_cell, was, no_line):
+    """Take back action (it came from from_cell), then restore column 1's order was."""
+    card = action // CELLS
+    key ^= ZOBRIST[card, action % CELLS] ^ ZOBRIST[card, from_cell]
+    move_card_nb(scratch, card, from_cell)
+    _, key = reorder_nb(scratch, was, key, no_line, 0)
+    return key
+
+
 @njit(cache=True)
 def lds_line_nb(state, budget, line):
     """The line of the search policy's limited-discrepancy search within budget
     positions, written into line: (its length, the score where it ends).
 
-    That search tries the greedy line and its near variants first, which finds most
-    wins far sooner than a depth-first search, and good grids to stop in; it cannot
-    prove a loss, since it never plays a 2 from one column 1 to another unless that
-    lengthens a kept run."""
+    That search tries the greedy line and its near variants first, which finds many
+    wins sooner than a depth-first search; it proves nothing."""
     trial = state.copy()
     trial[SCRATCH_PLAN_DEAL] = trial[REDEALS]
     search_plan_nb(trial, budget)
@@ -230,23 +664,44 @@ def _end_score_nb(state, line, length):
 def decide_nb(state, budget, keep, line):
     """Decide the phase: (verdict, nodes, line length), the line written into line.
 
-    Three quarters of the budget go to lds_line_nb, which finds most wins soonest
-    (on 50 deals without redeals it found 18 wins in 750,000 positions, 12 in
-    250,000, where solve_nb found 5 and proved no loss); the rest to solve_nb, which
-    decides small phases exactly: it proves losses and finds the wins the first
-    missed. When neither decides, the line is the one that ends with more cards in
-    kept runs: the policy plays it and searches again from its end."""
-    quick = max(1, min(3 * (budget // 4), LDS_NODES_CAP))
-    quick_len, quick_score = lds_line_nb(state, quick, line)
-    if quick_score == WIN_SCORE:
-        return OUTCOME_WON, quick, quick_len
+    staged_decide_nb with the shares of the budget that measured best (above)."""
+    return staged_decide_nb(state, budget, keep, line, LDS_EIGHTHS, RESTRICTED_EIGHTHS)
+
+
+@njit(cache=True)
+def staged_decide_nb(state, budget, keep, line, lds_eighths, restricted_eighths):
+    """Decide the phase in three stages, each with a share of the budget in eighths:
+    the limited-discrepancy look for a win (lds_line_nb), the restricted game
+    (restricted_solve_nb), then the whole game over classes (solve_nb) with all that
+    is left, which proves losses and finds the wins that need a 2 to move again. A win
+    ends the search. When none wins, the line is the one to the better end."""
+    used = 0
+    quick_len, quick_score = 0, -1
+    if lds_eighths > 0:
+        quick = max(1, min(budget * lds_eighths // 8, LDS_NODES_CAP))
+        quick_len, quick_score = lds_line_nb(state, quick, line)
+        if quick_score == WIN_SCORE:
+            return OUTCOME_WON, quick, quick_len
+        used = quick
     quick_line = line[:quick_len].copy()
-    verdict, nodes, length = solve_nb(state, max(1, budget - quick), keep, line)
-    undecided = verdict == OUTCOME_UNKNOWN and keep != KEEP_NONE
-    if undecided and quick_score > _end_score_nb(state, line, length):
+    share = max(1, budget * restricted_eighths // 8)
+    verdict, nodes, length, value = restricted_solve_nb(state, share, keep, line)
+    used += nodes
+    if verdict == OUTCOME_WON:
+        return OUTCOME_WON, used, length
+    restricted_line = line[:length].copy()
+    restricted_value = value
+    verdict, nodes, length, value = class_solve_nb(state, max(1, budget - used), keep, line)
+    used += nodes
+    if verdict == OUTCOME_WON:
+        return OUTCOME_WON, used, length
+    if restricted_value > value:
+        length = restricted_line.shape[0]
+        line[:length] = restricted_line
+    if keep != KEEP_NONE and quick_score > _end_score_nb(state, line, length):
         line[:quick_len] = quick_line
         length = quick_len
-    return verdict, nodes + quick, length
+    return verdict, used, length
 
 
 @njit(cache=True)

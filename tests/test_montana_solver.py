@@ -17,6 +17,7 @@ from montana_helpers import POLICIES, column, play_deals, position
 from sim.engine import montana
 from sim.engine.games import GAMES
 from sim.engine.referee.montana import check
+from sim.policies import montana_kernels
 from sim.policies import montana_solver as solver
 
 LOG_END = np.iinfo(np.int16).min
@@ -252,6 +253,97 @@ def test_M3_M5_a_kept_run_may_have_to_move_whole_to_another_row():
     assert rule_score(replay(grid, line)) == 48
 
 
+def restricted(grid, budget=10_000_000):
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+    line = np.zeros(montana.PLAN_CAP, np.int16)
+    verdict, nodes, length, _ = solver.restricted_solve_nb(state, budget, solver.KEEP_SCORE, line)
+    return verdict, nodes, line[:length]
+
+
+@pytest.mark.parametrize("free_ranks, free_low", [(2, True), (3, True)])
+def test_M3_a_win_of_the_game_where_column_one_2s_stay_is_a_win_and_its_loss_no_proof(
+    free_ranks, free_low
+):
+    # The restricted game (a 2 in column 1 never moves again) wins only where the rules
+    # win; some grids it loses are won by moving a 2 again, so decide_nb must go on to
+    # the whole game there, and does.
+    rng = random.Random(77 + free_ranks)
+    restricted_losses_won = 0
+    for _ in range(40):
+        grid = small_variant(rng, free_ranks, free_low)
+        truth = exhaustive(grid, 10_000)
+        if truth is None:
+            continue
+        verdict, _, line = restricted(grid)
+        if verdict == montana.OUTCOME_WON:
+            assert truth[0] and rule_score(replay(grid, line)) == 48
+        elif truth[0]:
+            restricted_losses_won += 1
+        state = np.zeros(montana.STATE_SIZE, np.int16)
+        montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+        out = np.zeros(montana.PLAN_CAP, np.int16)
+        decided, _, length = solver.decide_nb(state, 10_000_000, solver.KEEP_SCORE, out)
+        assert decided == (montana.OUTCOME_WON if truth[0] else montana.OUTCOME_LOST), grid
+    assert restricted_losses_won > 0
+
+
+def test_M3_the_restricted_game_loses_a_grid_won_only_by_moving_a_column_one_2():
+    # r1  2H 3S 4S 5S 6S 7S 8S 9S TS JS QS KS 2S
+    # r2  2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC ..
+    # r3  2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..
+    # r4  .. 3H 4H 5H 6H 7H 8H 9H TH JH QH KH ..
+    grid = position(
+        "2H 3S 4S 5S 6S 7S 8S 9S TS JS QS KS 2S",
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC ..",
+        "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..",
+        ".. 3H 4H 5H 6H 7H 8H 9H TH JH QH KH ..",
+        redeals=0,
+    )[: montana.CELLS].tolist()
+    assert restricted(grid)[0] == montana.OUTCOME_LOST
+    assert solve(grid)[0] == montana.OUTCOME_WON
+
+
+def class_key(*rows):
+    state = position(*rows, redeals=0)
+    return solver.class_key_nb(state, montana_kernels.grid_key_nb(state))
+
+
+def test_M3_orders_of_column_one_are_one_class_while_it_holds_a_gap():
+    # The 2s of column 1 can be put in any order by 2-moves while a column-1 gap
+    # exists (M3), and back, so the two grids below share a key; without the gap,
+    # or with another card moved, they are different positions.
+    # r1  2H 5C ... / r2  2S 4D ... / r3  .. 7H ... / r4  3C ...
+    # r1  2S 5C ... / r2  .. 4D ... / r3  2H 7H ... / r4  3C ...
+    rest = "JD QD KD 3D 5D 6D 8D 9D TD"
+    a = class_key(
+        "2H 5C 6C 7C 8C 9C TC JC QC KC 2C 4C ..",
+        "2S 4D 3S 4S 5S 6S 7S 8S 9S TS JS QS KS",
+        ".. 7H 3H 4H 5H 6H 2D 8H 9H TH JH QH KH",
+        "3C 7D .. .. " + rest,
+    )
+    b = class_key(
+        "2S 5C 6C 7C 8C 9C TC JC QC KC 2C 4C ..",
+        ".. 4D 3S 4S 5S 6S 7S 8S 9S TS JS QS KS",
+        "2H 7H 3H 4H 5H 6H 2D 8H 9H TH JH QH KH",
+        "3C 7D .. .. " + rest,
+    )
+    c = class_key(
+        "2S 5C 6C 7C 8C 9C TC JC QC KC 2C 4C ..",
+        "2D 4D 3S 4S 5S 6S 7S 8S 9S TS JS QS KS",
+        "2H 7H 3H 4H 5H 6H .. 8H 9H TH JH QH KH",
+        "3C 7D .. .. " + rest,
+    )
+    d = class_key(
+        "2H 5C 6C 7C 8C 9C TC JC QC KC 2C 4C ..",
+        "2S 4D 3S 4S 5S 6S 7S 8S 9S TS JS QS KS",
+        "2D 7H 3H 4H 5H 6H .. 8H 9H TH JH QH KH",
+        "3C 7D .. .. " + rest,
+    )
+    assert a == b
+    assert c != d  # no gap in column 1: the order of its 2s is fixed
+
+
 # --- the policy in play ---------------------------------------------------------------
 
 
@@ -321,10 +413,15 @@ def test_an_interrupted_run_resumes_to_the_same_rows(tmp_path):
     args = ["montana", "-p", "solver", "--param", "nodes=5000", "-n", "3000", "--seed", "5"]
     command = [sys.executable, "-m", "sim", *args, "--workers", "2", "-q"]
     process = subprocess.Popen(command + ["--out", str(out)], cwd=ROOT, stderr=subprocess.PIPE)
+    journal = tmp_path / ".r.parquet.journal"
     deadline = time.time() + 60
-    while not (tmp_path / ".r.parquet.journal").exists() and time.time() < deadline:
+    while not journal.exists() and time.time() < deadline:
         time.sleep(0.05)
-    time.sleep(1.0)
+    header = journal.stat().st_size
+    # interrupted once some chunk is kept, however busy the machine
+    while journal.stat().st_size == header and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=60)
     kept = pq.read_metadata(out).metadata[b"sim"]
