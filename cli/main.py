@@ -156,7 +156,11 @@ EXAMPLES = {
         "sim bench --startup",
     ],
     "replay": ["sim replay moves.jsonl", "sim replay -q moves.jsonl"],
-    "show": ["sim show calc --seed 0 --deal 3", "sim show montana -p greedy --deal 12"],
+    "show": [
+        "sim show calc --seed 0 --deal 3",
+        "sim show montana -p greedy --deal 12",
+        "sim show calc --seed 0 --deal 1 --explain",
+    ],
     "compare": [
         "sim compare results/",
         "sim compare a.parquet b.parquet --baseline greedy",

@@ -2,6 +2,7 @@
 
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -9,14 +10,32 @@ import click
 from sim.cli.options import WholeNumber, game_command, no_color, notice
 from sim.engine.games import get_game, registered_games
 from sim.engine.referee import IllegalMove
-from sim.engine.run.job import announced_compile
-from sim.engine.run.one_deal import play_one
 from sim.policies.registry import PolicyError, resolve
+
+# Playing a deal and the solvers of --explain load numba: they are imported where used,
+# so that help pages answer at once.
 
 
 @click.group()
 def show():
-    """Look at one deal: the layout, each move with the position redrawn, the outcome."""
+    """Look at one deal: the layout, each move with the position redrawn, the outcome.
+
+    With --explain the game's exact solver (the Calculation oracle, told the whole
+    stock order; the Montana and Jokers solvers) also says where the deal was lost:
+    it marks the first move after which no line of play wins, and names a winning
+    alternative with the solver's line from there. A move is blamed only when the
+    position before it is proved winnable and the one after it proved lost; positions
+    the solver leaves undecided within --explain-nodes positions (for each position it
+    judges) are reported as such. A deal the policy won, or one that could not be won
+    from the start, has no move to blame, and the output says so. A proof of loss
+    grows costly with the cards still to play: a Calculation deal lost early often
+    stays undecided.
+
+    Montana: with --redeals 0 the whole deal is judged. With redeals, only the last
+    phase (from the grid the last redeal dealt): an earlier phase that cannot be won
+    may still lead to a winning redeal, so it is not judged. The Montana solver leaves
+    the move cap aside.
+    """
 
 
 _SHOW_OPTIONS = (
@@ -31,30 +50,62 @@ _SHOW_OPTIONS = (
     click.option("--step", is_flag=True, help="Wait for Enter after each move."),
     click.option("--final", is_flag=True, help="Show only the end of the deal."),
     click.option("--no-color", is_flag=True, help="Plain text, no colour (as NO_COLOR does)."),
+    click.option(
+        "--explain",
+        is_flag=True,
+        help="Mark the first move after which the deal could not be won, by the game's "
+        "exact solver (see `sim show --help`).",
+    ),
+    click.option(
+        "--explain-nodes",
+        type=WholeNumber(1),
+        metavar="N",
+        help="Positions the solver may search for each position --explain judges "
+        "[default: its policy's, 100,000 for the oracle, 1,000,000 for the solvers].",
+    ),
 )
 
 
 def _show(game, options):
+    from sim.engine.run.job import announced_compile
+    from sim.engine.run.one_deal import play_one
+
     rules = {rule.name: options[rule.name] for rule in game.rules}
+    if options["explain_nodes"] is not None and not options["explain"]:
+        raise click.UsageError("--explain-nodes needs --explain")
+    explanation = None
     try:
+        if options["explain"]:
+            from sim.engine.analysis import explain
+
+            explain.check_explainable(game)
         policy = resolve(game.name, options["policy"])
         params = policy.settings(options["params"])
         with announced_compile(game, policy, notice):
             layout = _read_layout(game, rules, options["layout"]) if options["layout"] else None
             line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
+        if options["explain"]:
+            solver = resolve(game.name, explain.SOLVERS[game.name])
+            if sys.stderr.isatty():
+                notice(f"explain: the {solver.name} judges positions of the deal...")
+            with announced_compile(game, solver, notice):
+                explanation = explain.explain_line(line, options["explain_nodes"])
     except (PolicyError, ValueError) as error:
         raise click.ClickException(str(error)) from None
     color = False if options["no_color"] or no_color() else None
     source = f"layout {options['layout'].name}" if options["layout"] else None
-    for block in show_blocks(line, final=options["final"], source=source):
+    blocks = show_blocks(line, final=options["final"], source=source, explanation=explanation)
+    for block in blocks:
         click.echo(block, color=color)
         if options["step"] and block.startswith("\n"):
             _wait()
 
 
-def show_blocks(line, final=False, source=None):
+def show_blocks(line, final=False, source=None, explanation=None):
     """The text of `sim show` for a move-log line, in blocks: the header, the deal, each
-    move with the position after it (these blocks start with a blank line), the outcome."""
+    move with the position after it (these blocks start with a blank line), the outcome,
+    and with an explanation (engine.analysis.explain) its mark on the move that lost the
+    deal and its summary."""
     game = get_game(line["game"])
     rules = " ".join(f"{k}={v}" for k, v in line.items() if k in game.rule_names)
     where = source or f"seed {line['seed']} · deal {line['deal']}"
@@ -70,10 +121,13 @@ def show_blocks(line, final=False, source=None):
                 f"move {number} {move} is illegal: {illegal.reason}"
             ) from None
         if not final:
-            yield f"\n{number}. {_short(move)}\n" + game.drawing(position)
+            mark = explanation.mark(number) if explanation else ""
+            yield f"\n{number}. {_short(move)}{mark}\n" + game.drawing(position)
     if final:
         yield f"after {len(line['moves'])} moves:\n" + game.drawing(position)
     yield f"\noutcome: {line['outcome']} · score {line['score']} · {len(line['moves'])} moves"
+    if explanation:
+        yield "\n".join(explanation.summary())
 
 
 def _short(move):
