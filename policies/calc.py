@@ -135,11 +135,11 @@ Not a player's policy: it reads the order of the stock, which no player sees, to
 measure how many deals can be won at all, the ceiling for every honest policy.
 Depth-first search over all legal actions (every foundation a card fits, holding a
 card back, every distinct waste pile), best playout first, with a transposition
-table of positions shown lost (waste piles as a multiset) and forced safe
-foundation moves; searches allowing few deviations from the playouts come first,
-remembering the positions they searched in vain. A position is also shown lost
-when even the relaxed game in which every stock card may skip the waste piles is
-lost (engine.calc_oracle.relaxed_lost_nb).
+table of positions shown lost (waste piles as a multiset, kings at the bottom of a
+pile left out) and forced safe foundation moves; searches allowing few deviations
+from the playouts come first, remembering the positions they searched in vain. A
+position is also shown lost when even the relaxed game in which every stock card
+may skip the waste piles is lost (engine.calc_oracle.relaxed_lost_nb).
 It searches once, at its first decision: a winning line found is kept in the
 state as its plan and played out; a deal shown lost is marked lost. After `nodes`
 positions without a win or a proof it gives up, marks the deal unknown (the

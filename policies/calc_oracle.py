@@ -14,9 +14,10 @@ Three tools work on boards:
   foundation (C7) and holding a card back on its waste, and every distinct waste pile
   for the turned card), prunes positions already shown lost through a transposition
   table keyed on a hash that sees the waste piles as a multiset (their order does not
-  matter) and positions whose waste piles already lock (`deadlocked_nb`), makes a
-  foundation move without alternatives when it is provably safe, gives up after a
-  node budget, and returns the winning line it found;
+  matter) and leaves out the kings at the bottom of a pile, and positions whose waste
+  piles already lock (`deadlocked_nb`), makes a foundation move without alternatives
+  when it is provably safe, gives up after a node budget, and returns the winning
+  line it found;
 - `monte_carlo_choice_nb` races the legal actions of a real position over random
   orders of the unseen cards and returns the best.
 
@@ -444,16 +445,29 @@ def playout_line_nb(board, weights, line, n):
 
 @njit(cache=True)
 def _pile_hash_nb(board, w):
-    h = 0
+    """A hash of pile w that leaves out the kings at its bottom (position_key_nb)."""
     base = WASTE + PILE_CAP * w
-    for i in range(board[HEIGHT + w]):
-        h ^= _PILE_KEY[i, board[base + i]]
+    height = board[HEIGHT + w]
+    bottom = 0
+    while bottom < height and board[base + bottom] == 13:
+        bottom += 1
+    h = 0
+    for i in range(bottom, height):
+        h ^= _PILE_KEY[i - bottom, board[base + i]]
     return h
 
 
 @njit(cache=True)
 def position_key_nb(board):
-    """A hash of the position that ignores the order of the waste piles."""
+    """A hash of the position that ignores the order of the waste piles and the kings
+    lying at the bottom of a pile.
+
+    Such kings block nothing, and a foundation waiting for a king takes no other card,
+    so they can always stay until every other card is up: whether a position can be
+    won does not depend on them, and positions that differ only in them may share what
+    the lost table says. (The stock position and the foundation counts fix how many
+    kings the piles hold, so equal keys never mix up positions with different cards.)
+    """
     total = 0
     for w in range(board[NWASTE]):
         h = _pile_hash_nb(board, w)
@@ -748,16 +762,75 @@ def _same_pile_nb(board, v, w):
     return True
 
 
+SCORE_SHIFT = 24  # a move's value: its playout's score << SCORE_SHIFT, plus a tie-break
+FOUNDATION_TIE = 1 << 23  # the tie-break of a foundation move: above every pile's
+PILE_TIE = 1 << 22  # a pile's tie-break: PILE_TIE - its placement cost in thousandths
+
+
 @njit(cache=True)
-def search_moves_nb(board, weights, out, trial):
-    """The actions the solver tries at board, best playout first; return
-    (how many, whether the first one's playout wins)."""
+def search_moves_nb(board, weights, out, trial, values, known=-1):
+    """The actions the solver tries at board, best first; return (how many, whether
+    the first one's playout wins).
+
+    values[i] gets the value of out[i]: its playout's score, and among equal scores
+    foundation moves first, then the piles the placement heuristic likes best (about
+    two branch points in three have a tie at the top). `known`, unless -1, is the
+    score of the playout from board itself: a playout depends on nothing but the
+    position it starts from, so the position after its first action scores the same
+    and is not played out again."""
+    first = playout_first_action_nb(board, weights) if known >= 0 else -1
     safe = _safe_foundation_move_nb(board)
     if safe >= 0:
         out[0] = safe
-        trial[:] = board
-        apply_nb(trial, safe)
-        return 1, playout_nb(trial, weights) == 52
+        score = _playout_score_nb(board, safe, weights, trial, known, first)
+        values[0] = np.int64(score) << SCORE_SHIFT  # int16 in pure Python: widen first
+        return 1, score == 52
+    n = _solver_actions_nb(board, out)
+    ties = np.empty(n, np.int64)
+    _tie_breaks_nb(board, weights, out, n, ties)
+    for i in range(n):
+        score = _playout_score_nb(board, out[i], weights, trial, known, first)
+        insert_by_value_nb(out, values, i, out[i], (np.int64(score) << SCORE_SHIFT) + ties[i])
+    return n, n > 0 and values[0] >> SCORE_SHIFT == 52
+
+
+@njit(cache=True)
+def _playout_score_nb(board, action, weights, trial, known, first):
+    """The playout score after action (known, when action is the playout's first)."""
+    if action == first:
+        return known
+    trial[:] = board
+    apply_nb(trial, action)
+    return playout_nb(trial, weights)
+
+
+@njit(cache=True)
+def playout_first_action_nb(board, weights):
+    """The first action playout_line_nb takes at board, or -1 when it takes none."""
+    for w in range(board[NWASTE]):
+        top = top_rank_nb(board, w)
+        k = choose_foundation_nb(board, top, weights) if top > 0 else -1
+        if k >= 0:
+            return ACT_FROM_WASTE + 4 * w + k
+    pos = board[POS]
+    if pos >= STOCK_SIZE:
+        return -1
+    k = choose_foundation_nb(board, board[STOCK + pos], weights)
+    if k >= 0:
+        return k
+    soon = np.empty(14, np.int64)
+    unseen = np.empty(14, np.int64)
+    tops = np.empty(14, np.int64)
+    fill_soon_nb(board, soon)
+    count_unseen_nb(board, unseen)
+    return ACT_TO_WASTE + heuristic_waste_nb(board, soon, unseen, tops, weights)
+
+
+@njit(cache=True)
+def _solver_actions_nb(board, out):
+    """Write the legal actions into out (one pile for piles holding the same ranks):
+    waste tops to foundations, then the turned card to foundations, then to piles;
+    return how many."""
     n = 0
     for w in range(board[NWASTE]):
         top = top_rank_nb(board, w)
@@ -768,27 +841,51 @@ def search_moves_nb(board, weights, out, trial):
                 out[n] = ACT_FROM_WASTE + 4 * w + k
                 n += 1
     pos = board[POS]
-    if pos < STOCK_SIZE:
-        rank = board[STOCK + pos]
-        for k in range(4):
-            if board[NEED + k] == rank:
-                out[n] = k
-                n += 1
-        for w in range(board[NWASTE]):
-            duplicate = False
-            for v in range(w):
-                if _same_pile_nb(board, v, w):
-                    duplicate = True
-                    break
-            if not duplicate:
-                out[n] = ACT_TO_WASTE + w
-                n += 1
-    scores = np.empty(n, np.int64)
+    if pos >= STOCK_SIZE:
+        return n
+    rank = board[STOCK + pos]
+    for k in range(4):
+        if board[NEED + k] == rank:
+            out[n] = k
+            n += 1
+    for w in range(board[NWASTE]):
+        duplicate = False
+        for v in range(w):
+            if _same_pile_nb(board, v, w):
+                duplicate = True
+                break
+        if not duplicate:
+            out[n] = ACT_TO_WASTE + w
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _tie_breaks_nb(board, weights, out, n, ties):
+    """ties[i]: how out[i] ranks among moves of equal playout score (SCORE_SHIFT)."""
+    ties[:n] = FOUNDATION_TIE
+    pos = board[POS]
+    if pos >= STOCK_SIZE:
+        return
+    rank = board[STOCK + pos]
+    soon = np.empty(14, np.int64)
+    unseen = np.empty(14, np.int64)
+    tops = np.zeros(14, np.int64)
+    fill_soon_nb(board, soon)
+    count_unseen_nb(board, unseen)
+    n_empty = 0
+    for w in range(board[NWASTE]):
+        top = top_rank_nb(board, w)
+        tops[top] += 1
+        n_empty += top == 0
+    followers = followers_nb(board, rank)
     for i in range(n):
-        trial[:] = board
-        apply_nb(trial, out[i])
-        insert_by_value_nb(out, scores, i, out[i], playout_nb(trial, weights))
-    return n, n > 0 and scores[0] == 52
+        if ACT_TO_WASTE <= out[i] < ACT_FROM_WASTE:
+            w = out[i] - ACT_TO_WASTE
+            cost = placement_cost_nb(
+                board, w, rank, n_empty, followers, soon, unseen, tops, weights
+            )
+            ties[i] = PILE_TIE - max(min(np.int64(cost * 1000), PILE_TIE // 2), -PILE_TIE // 2)
 
 
 @njit(cache=True)
@@ -820,6 +917,7 @@ def solve_nb(
     complete = max_deviation >= 1 << 30
     deviation = np.zeros(MAX_DEPTH, np.int64)
     moves = np.empty((MAX_DEPTH, MAX_BRANCH), np.int16)
+    values = np.empty((MAX_DEPTH, MAX_BRANCH), np.int64)  # values[d, i]: of moves[d, i]
     line = np.empty(MAX_DEPTH, np.int16)
     count = np.zeros(MAX_DEPTH, np.int64)
     tried = np.zeros(MAX_DEPTH, np.int64)
@@ -832,7 +930,7 @@ def solve_nb(
     nodes = 1
     depth = 0
     node_keys[0] = position_key_nb(board)
-    count[0], wins = search_moves_nb(board, weights, moves[0], trial)
+    count[0], wins = search_moves_nb(board, weights, moves[0], trial, values[0])
     if wins:
         return OUTCOME_WON, nodes, _winning_line_nb(board, line, 0, moves[0, 0], trial, winning)
     tried[0] = 0
@@ -862,7 +960,10 @@ def solve_nb(
                 _unwind_nb(board, line, depth)
                 return OUTCOME_UNKNOWN, nodes, 0
             node_keys[depth] = key
-            count[depth], wins = search_moves_nb(board, weights, moves[depth], trial)
+            known = values[depth - 1, tried[depth - 1] - 1] >> SCORE_SHIFT
+            count[depth], wins = search_moves_nb(
+                board, weights, moves[depth], trial, values[depth], known
+            )
             if wins:
                 length = _winning_line_nb(board, line, depth, moves[depth, 0], trial, winning)
                 _unwind_nb(board, line, depth)
@@ -1147,7 +1248,7 @@ def oracle_choice_nb(state, legal, n_legal, budget):
                 return i
     moves = np.empty(MAX_BRANCH, np.int16)
     trial = np.empty(STATE_SIZE, np.int16)
-    search_moves_nb(board, PLAYOUT_DEFAULTS, moves, trial)
+    search_moves_nb(board, PLAYOUT_DEFAULTS, moves, trial, np.empty(MAX_BRANCH, np.int64))
     for i in range(n_legal):
         if legal[i] == moves[0]:
             return i
