@@ -119,7 +119,7 @@ class Explanation:
         if self.judged:
             lines.append(
                 f"{_count(self.judged, 'judgement')} by the {solver}, "
-                f"{self.searched:,} positions searched (at most {self.nodes:,} each)"
+                f"{self.searched:,} positions searched (a budget of {self.nodes:,} each)"
             )
         return ["explain: " + line for line in lines]
 
@@ -127,9 +127,12 @@ class Explanation:
         between = ""
         if self.unjudged:
             between = f" ({_count(self.unjudged, 'position')} between not judged)"
+        # The Jokers solver keeps to the move cap (J9): a line it cannot finish under
+        # the cap leaves a position undecided however many positions remain.
+        limit = " and the move cap" if self.game == "jokers" else ""
         lines = [
-            f"undecided within {_count(self.nodes, 'position')} at {_span(self.undecided)}"
-            f"{between}: no move is proved to lose the deal"
+            f"undecided within {_count(self.nodes, 'position')}{limit} at "
+            f"{_span(self.undecided)}{between}: no move is proved to lose the deal"
         ]
         if self.won_until is not None and self.lost_from is not None:
             lines.append(
