@@ -167,7 +167,8 @@ def _take_rules_of_line(game, rules, line):
         if ours not in (option.default, theirs):
             flag = "--" + option.name.replace("_", "-")
             raise ValueError(f"the layout's line has {option.name}={theirs}; {flag} says {ours}")
-        if not isinstance(theirs, int) or not option.low <= theirs <= option.high:
+        valid = isinstance(theirs, int) and not isinstance(theirs, bool)
+        if not valid or not option.low <= theirs <= option.high:
             raise ValueError(f"the layout's line has {option.name}={theirs!r}, not a valid value")
         rules[option.name] = theirs
 

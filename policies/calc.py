@@ -15,7 +15,7 @@ MC_PARAMS = (
     Param("score_weight", float, 0.5, "value of a full score (cubed) next to a win", 0, 100),
 )
 
-ORACLE_PARAMS = (Param("nodes", int, 100000, "positions the search may expand", 1, 1e9),)
+ORACLE_PARAMS = (Param("nodes", int, 100000, "positions the search may expand", 1, 1_000_000_000),)
 
 random = Policy(
     "calc",

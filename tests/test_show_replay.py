@@ -233,3 +233,8 @@ def test_show_plays_a_whole_log_line_under_the_rules_it_was_dealt_with(tmp_path)
     assert f"score {recorded['score']}" in result.output.splitlines()[-1]
     result = sim("show", "calc", "--layout", line, "--wastes", 3)
     assert result.output == "Error: the layout's line has wastes=2; --wastes says 3\n"
+    recorded["wastes"] = True  # JSON's true is not the number 1
+    line.write_text(json.dumps(recorded))
+    result = sim("show", "calc", "--layout", line, "--final")
+    assert result.exit_code == 1
+    assert result.output == "Error: the layout's line has wastes=True, not a valid value\n"
