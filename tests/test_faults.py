@@ -2,6 +2,7 @@
 misbehaving plug-ins, two runs at once. Each test looks at the files and the process
 table afterwards: no deal lost or duplicated, no orphan, no litter, one-line errors."""
 
+import collections
 import contextlib
 import json
 import os
@@ -17,7 +18,7 @@ import pytest
 from conftest import ROOT
 
 from sim.engine import calc
-from sim.engine.run import journal
+from sim.engine.run import journal, pool
 
 PLUGINS = ROOT / "tests" / "plugins"
 ENV = os.environ | {"PYTHONPATH": str(PLUGINS), "TQDM_DISABLE": "1"}
@@ -359,6 +360,19 @@ def test_a_stop_signal_during_start_up_ends_in_one_line(tmp_path):
     if not out.exists():  # a very fast machine may have kept some deals already
         assert stderr.strip() == "interrupted: no deal finished; nothing written"
         assert litter(tmp_path, set()) == []
+
+
+def test_a_chunk_sent_to_a_worker_that_just_died_is_kept_to_be_played_again():
+    # A stop signal to the whole process group can end a worker before the parent
+    # hands it a chunk: the pipe is broken, and the run must still stop in one line.
+    class DeadPipe:
+        def send(self, chunk):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    worker = pool._Worker.__new__(pool._Worker)
+    worker.conn, worker.tasks = DeadPipe(), collections.deque()
+    worker.send((0, 5))
+    assert list(worker.tasks) == [(0, 5)]
 
 
 def test_a_symbolic_link_is_never_replaced(tmp_path):

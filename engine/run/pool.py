@@ -18,6 +18,7 @@ the parent (PDEATHSIG), so a killed parent leaves no orphan playing on.
 """
 
 import collections
+import contextlib
 import ctypes
 import dataclasses
 import mmap
@@ -96,7 +97,10 @@ class _Worker:
 
     def send(self, chunk):
         self.tasks.append(chunk)
-        self.conn.send(chunk)
+        # If it died (a signal to the whole process group gets there first), its
+        # sentinel says so, and its chunks, this one included, are played again.
+        with contextlib.suppress(OSError):
+            self.conn.send(chunk)
 
     def kill(self):
         if self.process.is_alive():
