@@ -316,10 +316,7 @@ def class_key_nb(state, key):
 @njit(cache=True)
 def column_one_order_nb(state):
     """Column 1 of state, packed (ORDER_GAP, ORDER_FIXED above)."""
-    code = 0
-    for row in range(ROWS):
-        code |= np.int64(_order_nibble_nb(state[GRID + COLS * row])) << (4 * row)
-    return code
+    return _order_of_nb(state[GRID : GRID + CELLS : COLS])
 
 
 @njit(cache=True, inline="always")
@@ -340,6 +337,7 @@ def _with_card_nb(order, row, card):
 
 @njit(cache=True)
 def _order_of_nb(cards):
+    """cards[row], the column-1 card of each row, packed as an order."""
     code = 0
     for row in range(ROWS):
         code |= np.int64(_order_nibble_nb(cards[row])) << (4 * row)
