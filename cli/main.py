@@ -11,6 +11,7 @@ import click
 from click.utils import make_default_short_help
 
 from sim.cli.options import (
+    InputFile,
     WholeNumber,
     check_deal_range,
     complete_policies,
@@ -589,7 +590,7 @@ def bench(games, policy_names, n, repeat, commands, reference, startup):
 
 
 @main.command()
-@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("log", type=InputFile())
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
 def replay(log, quiet):
     """Check every deal of a move log (JSON Lines) against the rules."""

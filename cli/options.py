@@ -2,7 +2,9 @@
 option of a game command with its completion, NO_COLOR."""
 
 import os
+import stat
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
 import click
 
@@ -35,6 +37,20 @@ class WholeNumber(click.ParamType):
         if number > self.high:
             self.fail(f"{value!r} is above {self.high}", param, ctx)
         return int(number)
+
+
+class InputFile(click.Path):
+    """A file to read: it must exist and be a regular file. A FIFO would block the read
+    until some writer came, and a device such as /dev/zero never ends."""
+
+    def __init__(self):
+        super().__init__(exists=True, dir_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        if not stat.S_ISREG(path.stat().st_mode):
+            self.fail(f"{str(value)!r} is not a regular file", param, ctx)
+        return path
 
 
 def no_color():

@@ -1,13 +1,11 @@
 """`sim show GAME`: one deal drawn as dealt, then move by move, then its outcome."""
 
-import contextlib
 import json
 import sys
-from pathlib import Path
 
 import click
 
-from sim.cli.options import WholeNumber, game_command, no_color, notice
+from sim.cli.options import INT64_MAX, InputFile, WholeNumber, game_command, no_color, notice
 from sim.engine.games import get_game, registered_games
 from sim.engine.referee import IllegalMove
 from sim.policies.registry import PolicyError, resolve
@@ -44,10 +42,10 @@ _SHOW_OPTIONS = (
     click.option("--param", "params", multiple=True, metavar="K=V"),
     click.option(
         "--layout",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        type=InputFile(),
         help="Play this layout (JSON, as in a move log) instead of a seeded deal.",
     ),
-    click.option("--step", is_flag=True, help="Wait for Enter after each move."),
+    click.option("--step", is_flag=True, help="Wait for Enter after each move; q and Enter stop."),
     click.option("--final", is_flag=True, help="Show only the end of the deal."),
     click.option("--no-color", is_flag=True, help="Plain text, no colour (as NO_COLOR does)."),
     click.option(
@@ -69,8 +67,8 @@ _SHOW_OPTIONS = (
 def _show(game, options):
     from sim.engine.run.job import announced_compile
     from sim.engine.run.one_deal import play_one
+    from sim.engine.run.stop_signals import ending_at_once
 
-    rules = {rule.name: options[rule.name] for rule in game.rules}
     if options["explain_nodes"] is not None and not options["explain"]:
         raise click.UsageError("--explain-nodes needs --explain")
     explanation = None
@@ -81,14 +79,15 @@ def _show(game, options):
             explain.check_explainable(game)
         policy = resolve(game.name, options["policy"])
         params = policy.settings(options["params"])
-        with announced_compile(game, policy, notice):
-            layout = _read_layout(game, rules, options["layout"]) if options["layout"] else None
+        with ending_at_once(), announced_compile(game, policy, notice):
+            layout = _read_layout(game, options) if options["layout"] else None
+            rules = {rule.name: options[rule.name] for rule in game.rules}
             line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
         if options["explain"]:
             solver = resolve(game.name, explain.SOLVERS[game.name])
             if sys.stderr.isatty():
                 notice(f"explain: the {solver.name} judges positions of the deal...")
-            with announced_compile(game, solver, notice):
+            with ending_at_once(), announced_compile(game, solver, notice):
                 explanation = explain.explain_line(line, options["explain_nodes"])
     except (PolicyError, ValueError) as error:
         raise click.ClickException(str(error)) from None
@@ -97,8 +96,8 @@ def _show(game, options):
     blocks = show_blocks(line, final=options["final"], source=source, explanation=explanation)
     for block in blocks:
         click.echo(block, color=color)
-        if options["step"] and block.startswith("\n"):
-            _wait()
+        if options["step"] and block.startswith("\n") and not _carry_on():
+            return
 
 
 def show_blocks(line, final=False, source=None, explanation=None):
@@ -134,11 +133,20 @@ def _short(move):
     return "redeal" if move.startswith("redeal:") else move
 
 
-def _read_layout(game, rules, path):
-    """The layout in a file (a move log's `layout`, or a whole move-log line), checked to
-    be one of game: wrong keys or values are refused here, in one line."""
+LAYOUT_LIMIT = 2**24  # bytes: a whole move-log line is at most some tens of kilobytes
+
+
+def _read_layout(game, options):
+    """The layout in the file of --layout (a move log's `layout`, or a whole move-log
+    line), checked to be one of game: wrong keys or values are refused here, in one
+    line. A whole line also sets the options it records (engine.run.one_deal)."""
+    path = options["layout"]
+    with path.open("rb") as file:
+        text = file.read(LAYOUT_LIMIT + 1)
+    if len(text) > LAYOUT_LIMIT:
+        raise ValueError(f"{path}: larger than {LAYOUT_LIMIT // 2**20} MiB, not a layout")
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(text.decode("utf-8"))
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as error:
@@ -147,7 +155,8 @@ def _read_layout(game, rules, path):
         raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
     layout = data.get("layout", data) if isinstance(data, dict) else data
     if isinstance(data, dict) and "layout" in data:
-        _take_rules_of_line(game, rules, data)
+        _take_settings_of_line(game, options, data)
+    rules = {rule.name: options[rule.name] for rule in game.rules}
     try:
         game.module.state_from_layout(layout, rules)
     except KeyError as error:
@@ -157,25 +166,35 @@ def _read_layout(game, rules, path):
     return layout
 
 
-def _take_rules_of_line(game, rules, line):
-    """A whole move-log line says under which rules it was dealt: they are used, unless
-    an option given on the command line says otherwise, which is refused."""
-    for option in game.rules:
-        if option.name not in line:
+def _take_settings_of_line(game, options, line):
+    """A whole move-log line records the rules it was dealt under, and the seed and deal
+    whose stream its policy drew from (and Montana's redeals): they are used, so that
+    the play shown is the play logged. An option given on the command line that says
+    otherwise is refused."""
+    context = click.get_current_context()
+    ranges = {rule.name: (rule.low, rule.high) for rule in game.rules}
+    ranges |= {"seed": (0, INT64_MAX), "deal": (0, INT64_MAX)}
+    for name, (low, high) in ranges.items():
+        if name not in line:
             continue
-        theirs, ours = line[option.name], rules[option.name]
-        if ours not in (option.default, theirs):
-            flag = "--" + option.name.replace("_", "-")
-            raise ValueError(f"the layout's line has {option.name}={theirs}; {flag} says {ours}")
+        theirs, ours = line[name], options[name]
+        given = context.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+        if given and ours != theirs:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"the layout's line has {name}={theirs!r}; {flag} says {ours}")
         valid = isinstance(theirs, int) and not isinstance(theirs, bool)
-        if not valid or not option.low <= theirs <= option.high:
-            raise ValueError(f"the layout's line has {option.name}={theirs!r}, not a valid value")
-        rules[option.name] = theirs
+        if not valid or not low <= theirs <= high:
+            raise ValueError(f"the layout's line has {name}={theirs!r}, not a valid value")
+        options[name] = theirs
 
 
-def _wait():
-    with contextlib.suppress(EOFError):  # not interactive: carry on
-        input()
+def _carry_on():
+    """Wait for Enter: False when the answer is q (quit)."""
+    try:
+        answer = input()
+    except EOFError:  # not interactive: carry on
+        return True
+    return answer.strip().lower() not in ("q", "quit")
 
 
 for _game in registered_games().values():

@@ -43,5 +43,21 @@ def open_binary_lines(path):
     return open(path, "rb")  # noqa: SIM115
 
 
+def bounded_lines(file, limit):
+    """The lines of a binary file, as iterating it gives them, except that a line longer
+    than `limit` bytes is skipped, reading it in pieces, and stands as None: one
+    endless line (a file of zero bytes) must not fill the memory."""
+    while True:
+        line = file.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit:
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = file.readline(limit)
+        yield None
+
+
 def _errors(mode):
     return "replace" if mode == "r" else "strict"

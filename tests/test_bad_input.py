@@ -1,6 +1,7 @@
 """Bad input of every kind: one `Error: ...` line and a non-zero exit, never a traceback."""
 
 import json
+import os
 
 import pyarrow.parquet as pq
 import pytest
@@ -94,6 +95,56 @@ def test_show_refuses_a_binary_layout_file(tmp_path):
     path.write_bytes(b"\xff\xfe\x00garbage")
     result = sim("show", "calc", "--layout", path)
     assert result.output.strip() == f"Error: {path}: not UTF-8 text"
+
+
+# Files that never end or would block: refused before they are opened.
+
+
+@pytest.mark.parametrize(
+    "command", [("show", "calc", "--layout"), ("replay",)], ids=["show-layout", "replay"]
+)
+def test_a_fifo_or_a_device_is_refused_at_once(tmp_path, command):
+    fifo = tmp_path / "layout.fifo"
+    os.mkfifo(fifo)  # no writer: opening it would wait for ever
+    option = "'--layout'" if "--layout" in command else "'LOG'"
+    for path in (fifo, "/dev/zero"):
+        result = sim(*command, path)
+        assert result.exit_code == 2
+        assert result.output.splitlines()[-1] == (
+            f"Error: Invalid value for {option}: '{path}' is not a regular file"
+        )
+
+
+def test_compare_names_a_path_that_is_neither_file_nor_folder(tmp_path):
+    fifo = tmp_path / "rows.fifo"
+    os.mkfifo(fifo)
+    result = sim("compare", fifo)
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {fifo}: not a regular file or folder"
+
+
+def test_show_refuses_a_layout_file_too_large_to_be_one(tmp_path):
+    path = tmp_path / "layout.json"
+    with path.open("wb") as file:
+        file.truncate(2**24 + 1)  # sparse: costs no disk
+    result = sim("show", "calc", "--layout", path)
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {path}: larger than 16 MiB, not a layout"
+
+
+def test_replay_skips_an_endless_line_in_pieces(tmp_path):
+    log = tmp_path / "moves.jsonl"
+    with log.open("wb") as file:
+        file.truncate(2**24 + 5)  # one line of zero bytes, longer than any deal's
+        file.seek(0, os.SEEK_END)
+        file.write(b"\n{}\n")
+    result = sim("replay", log)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "line 1: longer than 16 MiB: not a deal",
+        "line 2 (None seed None deal None): unknown game None",
+        f"checked 1 deals in {log}: 0 valid, 1 invalid, 1 malformed line",
+    ]
 
 
 # compare / report / export: a run description of the wrong shape.

@@ -5,9 +5,13 @@ each position from scratch) and the winning lines replayed by the referees, whic
 share no code with the engine.
 """
 
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -238,3 +242,26 @@ def test_show_help_loads_no_solver_and_no_compiled_code(args):
     )
     assert "--explain" in done.stdout
     assert done.stdout.splitlines()[-1] == "loaded: []"
+
+
+def test_ctrl_c_ends_a_long_explanation_at_once():
+    """A compiled search returns to Python only when it ends: Ctrl-C must not wait."""
+    assert sim("show", "calc", "--deal", "1", "--explain").exit_code == 0  # compiled now
+    command = [sys.executable, "-m", "sim", "show", "calc", "--deal", "0", "--explain"]
+    endless = subprocess.Popen(
+        [*command, "--explain-nodes", "1e9"], cwd=ROOT, stdout=subprocess.DEVNULL
+    )
+    try:
+        searching = _cpu_seconds(endless.pid) + 4
+        while _cpu_seconds(endless.pid) < searching:  # loaded, and deep in the search
+            time.sleep(0.2)
+        endless.send_signal(signal.SIGINT)
+        assert endless.wait(timeout=10) == -signal.SIGINT
+    finally:
+        endless.kill()
+        endless.wait()
+
+
+def _cpu_seconds(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -40,6 +40,14 @@ def test_show_final_gives_only_the_end():
     assert len(final.splitlines()) < 12
 
 
+def test_show_step_waits_after_each_move_and_q_stops_it():
+    full = sim("show", "calc", "--deal", "3", "--no-color").output
+    stepped = sim("show", "calc", "--deal", "3", "--no-color", "--step", input="\n\nq\n")
+    assert stepped.exit_code == 0
+    assert stepped.output == full.split("\n\n4. ")[0] + "\n"  # up to move 3, the third wait
+    assert sim("show", "calc", "--deal", "3", "--no-color", "--step").output == full  # no tty
+
+
 def test_show_colours_red_suits_unless_told_not_to():
     coloured = CliRunner().invoke(main, ["show", "calc", "--final"], color=True).output
     plain = CliRunner().invoke(main, ["show", "calc", "--final", "--no-color"], color=True).output
@@ -222,17 +230,23 @@ def test_replay_reads_a_damaged_compressed_log_up_to_the_damage(tmp_path, damage
 
 def test_show_plays_a_whole_log_line_under_the_rules_it_was_dealt_with(tmp_path):
     log = tmp_path / "moves.jsonl"
-    args = ["calc", "--wastes", 2, "-n", 3, "-q", "--out", tmp_path / "r.parquet"]
-    assert sim(*args, "--log-moves", log).exit_code == 0
+    args = ["calc", "-p", "random", "--seed", 5, "--wastes", 2, "-n", 3, "-q"]
+    assert sim(*args, "--out", tmp_path / "r.parquet", "--log-moves", log).exit_code == 0
     line = tmp_path / "line.json"
     line.write_text(log.read_text().splitlines()[1])
     recorded = json.loads(line.read_text())
-    result = sim("show", "calc", "--layout", line, "--final", "--no-color")
+    shown = ["show", "calc", "-p", "random", "--layout", line, "--no-color"]
+    result = sim(*shown)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0].endswith("· wastes=2")
-    assert f"score {recorded['score']}" in result.output.splitlines()[-1]
-    result = sim("show", "calc", "--layout", line, "--wastes", 3)
-    assert result.output == "Error: the layout's line has wastes=2; --wastes says 3\n"
+    moves = [m.split(". ", 1)[1] for m in result.output.splitlines() if m[:1].isdigit()]
+    assert moves == recorded["moves"]  # the policy drew from the line's seed and deal
+    for option, says in [("--wastes", 3), ("--wastes", 4), ("--seed", 0), ("--deal", 2)]:
+        result = sim(*shown, option, says)
+        name = option[2:]
+        refusal = f"the layout's line has {name}={recorded[name]}; {option} says {says}"
+        assert result.output == f"Error: {refusal}\n"
+    assert sim(*shown, "--seed", 5, "--deal", 1).exit_code == 0
     recorded["wastes"] = True  # JSON's true is not the number 1
     line.write_text(json.dumps(recorded))
     result = sim("show", "calc", "--layout", line, "--final")

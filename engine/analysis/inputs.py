@@ -131,6 +131,8 @@ def expand_paths(paths):
             files += found
         elif path.is_file():
             files.append(path)
+        elif path.exists():
+            raise AnalysisError(f"{path}: not a regular file or folder")
         else:
             raise AnalysisError(f"{path}: no such file or folder")
     if not files:

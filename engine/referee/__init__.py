@@ -69,15 +69,22 @@ def check_line(line):
         return Verdict(False, None, f"malformed line: {error!r}")
 
 
+LINE_LIMIT = 2**24  # bytes: a move-log line is at most some tens of kilobytes
+
+
 def check_log_file(path):
     """Yield (line number, line dict or None, Verdict) for each non-blank line of a log
     (decompressed if its name ends in .gz or .zst)."""
-    from sim.engine.compressed import READ_ERRORS, open_binary_lines
+    from sim.engine.compressed import READ_ERRORS, bounded_lines, open_binary_lines
 
-    with open_binary_lines(path) as lines:
+    with open_binary_lines(path) as file:
         number = 0
         try:
-            for number, data in enumerate(lines, 1):
+            for number, data in enumerate(bounded_lines(file, LINE_LIMIT), 1):
+                if data is None:
+                    limit = f"{LINE_LIMIT // 2**20} MiB"
+                    yield number, None, Verdict(False, None, f"longer than {limit}: not a deal")
+                    continue
                 yield from _check_data(number, data)
         except READ_ERRORS as error:  # a damaged or mislabelled compressed file
             yield number + 1, None, Verdict(False, None, f"cannot read on: {_describe(error)}")

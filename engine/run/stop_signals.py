@@ -1,5 +1,6 @@
 """Stop signals: Ctrl-C, SIGTERM and SIGHUP (a scheduler's stop) ask a run to stop."""
 
+import contextlib
 import signal
 import threading
 
@@ -35,3 +36,19 @@ class StopSignals:
     def __exit__(self, *exc):
         for signum, old in self._old.items():
             signal.signal(signum, old)
+
+
+@contextlib.contextmanager
+def ending_at_once():
+    """Within the block, SIGINT, SIGTERM and SIGHUP end the process at once, by their
+    default action. For work that writes nothing (`sim show`): a compiled search does
+    not return to Python before it ends, so a Python handler would wait for it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, signal.SIG_DFL) for s in StopSignals.SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
