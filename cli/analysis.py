@@ -151,6 +151,8 @@ def export(path, target, out, overwrite):
         raise AnalysisError(f"{path} is a folder; export converts one result file")
     if not path.exists():
         raise AnalysisError(f"{path}: no such file")
+    if not path.is_file():  # a FIFO would block the read, a device never ends
+        raise AnalysisError(f"{path}: not a regular file")
     if out is None:
         raise AnalysisError(NEEDS_OUT)
     for written in convert(path, target, out, overwrite):

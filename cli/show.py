@@ -77,11 +77,13 @@ def _show(game, options):
             from sim.engine.analysis import explain
 
             explain.check_explainable(game)
+        layout = _read_layout(game, options) if options["layout"] else None
         policy = resolve(game.name, options["policy"])
         params = policy.settings(options["params"])
+        rules = {rule.name: options[rule.name] for rule in game.rules}
         with ending_at_once(), announced_compile(game, policy, notice):
-            layout = _read_layout(game, options) if options["layout"] else None
-            rules = {rule.name: options[rule.name] for rule in game.rules}
+            if layout is not None:
+                _check_layout(game, layout, rules)
             line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
         if options["explain"]:
             solver = resolve(game.name, explain.SOLVERS[game.name])
@@ -137,9 +139,8 @@ LAYOUT_LIMIT = 2**24  # bytes: a whole move-log line is at most some tens of kil
 
 
 def _read_layout(game, options):
-    """The layout in the file of --layout (a move log's `layout`, or a whole move-log
-    line), checked to be one of game: wrong keys or values are refused here, in one
-    line. A whole line also sets the options it records (engine.run.one_deal)."""
+    """The layout in the file of --layout: a move log's `layout`, or a whole move-log
+    line, which also sets the options it records (_take_settings_of_line)."""
     path = options["layout"]
     with path.open("rb") as file:
         text = file.read(LAYOUT_LIMIT + 1)
@@ -153,46 +154,55 @@ def _read_layout(game, options):
         raise ValueError(f"{path}: not valid JSON ({error.msg})") from None
     except RecursionError:
         raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
-    layout = data.get("layout", data) if isinstance(data, dict) else data
     if isinstance(data, dict) and "layout" in data:
         _take_settings_of_line(game, options, data)
-    rules = {rule.name: options[rule.name] for rule in game.rules}
+        return data["layout"]
+    return data
+
+
+def _check_layout(game, layout, rules):
+    """Refuse, in one line, a layout that is not one of game under rules."""
     try:
         game.module.state_from_layout(layout, rules)
     except KeyError as error:
         raise ValueError(f"the layout has no {error.args[0]!r}") from None
     except (TypeError, AttributeError, IndexError, OverflowError) as error:
         raise ValueError(f"not a {game.title} layout: {error}") from None
-    return layout
 
 
 def _take_settings_of_line(game, options, line):
-    """A whole move-log line records the rules it was dealt under, and the seed and deal
-    whose stream its policy drew from (and Montana's redeals): they are used, so that
-    the play shown is the play logged. An option given on the command line that says
-    otherwise is refused."""
+    """A whole move-log line records its game, its policy, the rules it was dealt under
+    (a rule it leaves out had its default value) and the seed and deal whose stream its
+    policy drew from (and Montana's redeals): they are used, so that the play shown is
+    the play logged. An option given on the command line that says otherwise is
+    refused."""
+    if "game" in line and line["game"] != game.name:
+        raise ValueError(f"the layout's line has game={json.dumps(line['game'])}, not {game.name}")
     context = click.get_current_context()
-    ranges = {rule.name: (rule.low, rule.high) for rule in game.rules}
-    ranges |= {"seed": (0, INT64_MAX), "deal": (0, INT64_MAX)}
-    for name, (low, high) in ranges.items():
-        if name not in line:
-            continue
-        theirs, ours = line[name], options[name]
+    recorded = {rule.name: line.get(rule.name, rule.default) for rule in game.rules}
+    recorded |= {name: line[name] for name in ("seed", "deal", "policy") if name in line}
+    for name, theirs in recorded.items():
         given = context.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
-        if given and ours != theirs:
-            flag = "--" + name.replace("_", "-")
-            raise ValueError(f"the layout's line has {name}={theirs!r}; {flag} says {ours}")
-        valid = isinstance(theirs, int) and not isinstance(theirs, bool)
-        if not valid or not low <= theirs <= high:
-            raise ValueError(f"the layout's line has {name}={theirs!r}, not a valid value")
+        has = f"the layout's line has {name}={json.dumps(theirs)}"
+        if given and options[name] != theirs:
+            raise ValueError(f"{has}; --{name.replace('_', '-')} says {options[name]}")
+        if not _valid_setting(game, name, theirs):
+            raise ValueError(f"{has}, not a valid value")
         options[name] = theirs
+
+
+def _valid_setting(game, name, value):
+    if name == "policy":
+        return isinstance(value, str) and value != ""
+    low, high = next(((r.low, r.high) for r in game.rules if r.name == name), (0, INT64_MAX))
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def _carry_on():
     """Wait for Enter: False when the answer is q (quit)."""
     try:
         answer = input()
-    except EOFError:  # not interactive: carry on
+    except (EOFError, RuntimeError):  # not interactive, or no stdin at all: carry on
         return True
     return answer.strip().lower() not in ("q", "quit")
 

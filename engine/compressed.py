@@ -45,13 +45,13 @@ def open_binary_lines(path):
 
 def bounded_lines(file, limit):
     """The lines of a binary file, as iterating it gives them, except that a line longer
-    than `limit` bytes is skipped, reading it in pieces, and stands as None: one
+    than `limit` bytes (its newline aside) is skipped, reading it in pieces, and stands as None: one
     endless line (a file of zero bytes) must not fill the memory."""
     while True:
         line = file.readline(limit + 1)
         if not line:
             return
-        if len(line) <= limit:
+        if len(line) <= limit or len(line) == limit + 1 and line.endswith(b"\n"):
             yield line
             continue
         while line and not line.endswith(b"\n"):

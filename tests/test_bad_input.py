@@ -115,12 +115,16 @@ def test_a_fifo_or_a_device_is_refused_at_once(tmp_path, command):
         )
 
 
-def test_compare_names_a_path_that_is_neither_file_nor_folder(tmp_path):
+def test_analysis_commands_name_a_path_that_is_neither_file_nor_folder(tmp_path):
     fifo = tmp_path / "rows.fifo"
     os.mkfifo(fifo)
-    result = sim("compare", fifo)
+    for command in (["compare"], ["report"]):
+        result = sim(*command, fifo)
+        assert result.exit_code == 1
+        assert result.output.strip() == f"Error: {fifo}: not a regular file or folder"
+    result = sim("export", fifo, "--to", "csv", "--out", tmp_path / "rows.csv")
     assert result.exit_code == 1
-    assert result.output.strip() == f"Error: {fifo}: not a regular file or folder"
+    assert result.output.strip() == f"Error: {fifo}: not a regular file"
 
 
 def test_show_refuses_a_layout_file_too_large_to_be_one(tmp_path):
@@ -135,14 +139,15 @@ def test_show_refuses_a_layout_file_too_large_to_be_one(tmp_path):
 def test_replay_skips_an_endless_line_in_pieces(tmp_path):
     log = tmp_path / "moves.jsonl"
     with log.open("wb") as file:
-        file.truncate(2**24 + 5)  # one line of zero bytes, longer than any deal's
+        file.write(b" " * 2**24 + b"\n")  # 16 MiB: the longest line still read
+        file.truncate(2**25 + 5)  # then a line of zero bytes, longer than any deal's
         file.seek(0, os.SEEK_END)
         file.write(b"\n{}\n")
     result = sim("replay", log)
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        "line 1: longer than 16 MiB: not a deal",
-        "line 2 (None seed None deal None): unknown game None",
+        "line 2: longer than 16 MiB: not a deal",
+        "line 3 (None seed None deal None): unknown game None",
         f"checked 1 deals in {log}: 0 valid, 1 invalid, 1 malformed line",
     ]
 

@@ -228,27 +228,56 @@ def test_replay_reads_a_damaged_compressed_log_up_to_the_damage(tmp_path, damage
     assert summary.startswith("checked ") and summary.endswith("invalid, 1 malformed line")
 
 
-def test_show_plays_a_whole_log_line_under_the_rules_it_was_dealt_with(tmp_path):
+def logged_line(tmp_path, *args):
+    """One line of a move log made by `sim calc ARGS` (3 deals): deal 1's, and its object."""
     log = tmp_path / "moves.jsonl"
-    args = ["calc", "-p", "random", "--seed", 5, "--wastes", 2, "-n", 3, "-q"]
-    assert sim(*args, "--out", tmp_path / "r.parquet", "--log-moves", log).exit_code == 0
+    done = sim("calc", *args, "-n", 3, "-q", "--out", tmp_path / "r.parquet", "--log-moves", log)
+    assert done.exit_code == 0, done.output
     line = tmp_path / "line.json"
     line.write_text(log.read_text().splitlines()[1])
-    recorded = json.loads(line.read_text())
-    shown = ["show", "calc", "-p", "random", "--layout", line, "--no-color"]
+    return line, json.loads(line.read_text())
+
+
+def shown_moves(output):
+    return [m.split(". ", 1)[1] for m in output.splitlines() if m[:1].isdigit()]
+
+
+def test_show_plays_a_whole_log_line_as_it_was_logged(tmp_path):
+    line, recorded = logged_line(tmp_path, "-p", "random", "--seed", 5, "--wastes", 2)
+    shown = ["show", "calc", "--layout", line, "--no-color"]
     result = sim(*shown)
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0].endswith("· wastes=2")
-    moves = [m.split(". ", 1)[1] for m in result.output.splitlines() if m[:1].isdigit()]
-    assert moves == recorded["moves"]  # the policy drew from the line's seed and deal
+    assert result.output.splitlines()[0].endswith("· policy random · wastes=2")
+    # the line's policy drew from the line's seed and deal, under its rules
+    assert shown_moves(result.output) == recorded["moves"]
     for option, says in [("--wastes", 3), ("--wastes", 4), ("--seed", 0), ("--deal", 2)]:
         result = sim(*shown, option, says)
         name = option[2:]
         refusal = f"the layout's line has {name}={recorded[name]}; {option} says {says}"
         assert result.output == f"Error: {refusal}\n"
-    assert sim(*shown, "--seed", 5, "--deal", 1).exit_code == 0
-    recorded["wastes"] = True  # JSON's true is not the number 1
+    result = sim(*shown, "-p", "greedy")
+    assert result.output == 'Error: the layout\'s line has policy="random"; --policy says greedy\n'
+    assert sim(*shown, "--seed", 5, "--deal", 1, "-p", "random", "--wastes", 2).exit_code == 0
+    result = sim("show", "montana", "--layout", line)
+    assert result.output == 'Error: the layout\'s line has game="calc", not montana\n'
+
+
+def test_a_log_line_of_default_rules_refuses_other_rules(tmp_path):
+    line, recorded = logged_line(tmp_path, "-p", "random")
+    assert "wastes" not in recorded  # a log writes the rules that differ from the defaults
+    assert shown_moves(sim("show", "calc", "--layout", line).output) == recorded["moves"]
+    result = sim("show", "calc", "--layout", line, "--wastes", 3)
+    assert result.output == "Error: the layout's line has wastes=4; --wastes says 3\n"
+
+
+@pytest.mark.parametrize(
+    "name, value", [("wastes", True), ("seed", -1), ("deal", "1"), ("seed", 1.5), ("policy", 7)]
+)
+def test_a_log_line_with_a_setting_of_the_wrong_kind_is_refused(tmp_path, name, value):
+    line, recorded = logged_line(tmp_path, "--wastes", 2)
+    recorded[name] = value  # JSON's true is not the number 1
     line.write_text(json.dumps(recorded))
     result = sim("show", "calc", "--layout", line, "--final")
     assert result.exit_code == 1
-    assert result.output == "Error: the layout's line has wastes=True, not a valid value\n"
+    refusal = f"the layout's line has {name}={json.dumps(value)}, not a valid value"
+    assert result.output == f"Error: {refusal}\n"
