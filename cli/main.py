@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import click
-from click.utils import make_default_short_help
 
 from sim.cli.options import (
     InputFile,
@@ -61,7 +60,7 @@ class SimGroup(click.Group):
     def _command_help(self, ctx, name, limit=45):
         """A command's one-line help, without loading a lazy command."""
         if name in self.lazy_help:
-            return make_default_short_help(self.lazy_help[name], limit)
+            return click.Command(name, help=self.lazy_help[name]).get_short_help_str(limit)
         return super().get_command(ctx, name).get_short_help_str(limit)
 
     def format_commands(self, ctx, formatter):
