@@ -182,13 +182,19 @@ def _take_settings_of_line(game, options, line):
     recorded = {rule.name: line.get(rule.name, rule.default) for rule in game.rules}
     recorded |= {name: line[name] for name in ("seed", "deal", "policy") if name in line}
     for name, theirs in recorded.items():
-        given = context.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
         has = f"the layout's line has {name}={json.dumps(theirs)}"
-        if given and options[name] != theirs:
-            raise ValueError(f"{has}; --{name.replace('_', '-')} says {options[name]}")
         if not _valid_setting(game, name, theirs):
             raise ValueError(f"{has}, not a valid value")
-        options[name] = theirs
+        if context.get_parameter_source(name) != click.core.ParameterSource.COMMANDLINE:
+            options[name] = theirs
+        elif _setting(game, name, options[name]) != theirs:
+            raise ValueError(f"{has}; --{name.replace('_', '-')} says {options[name]}")
+
+
+def _setting(game, name, value):
+    """The value as a log line records it: a policy by its name, not the way it was
+    named on the command line (MODULE:ATTRIBUTE, PATH/FILE.py:ATTRIBUTE)."""
+    return resolve(game.name, value).name if name == "policy" else value
 
 
 def _valid_setting(game, name, value):

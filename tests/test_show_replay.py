@@ -262,6 +262,14 @@ def test_show_plays_a_whole_log_line_as_it_was_logged(tmp_path):
     assert result.output == 'Error: the layout\'s line has game="calc", not montana\n'
 
 
+def test_a_log_line_of_a_plugged_in_policy_is_shown_with_that_policy_named_its_way(tmp_path):
+    line, recorded = logged_line(tmp_path, "-p", "slow_greedy:py_greedy")
+    assert recorded["policy"] == "py-greedy"  # its name, not how the command named it
+    result = sim("show", "calc", "--layout", line, "-p", "slow_greedy:py_greedy")
+    assert result.exit_code == 0, result.output
+    assert shown_moves(result.output) == recorded["moves"]
+
+
 def test_a_log_line_of_default_rules_refuses_other_rules(tmp_path):
     line, recorded = logged_line(tmp_path, "-p", "random")
     assert "wastes" not in recorded  # a log writes the rules that differ from the defaults
