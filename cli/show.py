@@ -7,7 +7,7 @@ import click
 
 from sim.cli.options import INT64_MAX, InputFile, WholeNumber, game_command, no_color, notice
 from sim.engine.games import get_game, registered_games
-from sim.engine.referee import IllegalMove
+from sim.engine.referee import LINE_LIMIT, IllegalMove
 from sim.policies.registry import PolicyError, resolve
 
 # Playing a deal and the solvers of --explain load numba: they are imported where used,
@@ -135,17 +135,14 @@ def _short(move):
     return "redeal" if move.startswith("redeal:") else move
 
 
-LAYOUT_LIMIT = 2**24  # bytes: a whole move-log line is at most some tens of kilobytes
-
-
 def _read_layout(game, options):
     """The layout in the file of --layout: a move log's `layout`, or a whole move-log
     line, which also sets the options it records (_take_settings_of_line)."""
     path = options["layout"]
     with path.open("rb") as file:
-        text = file.read(LAYOUT_LIMIT + 1)
-    if len(text) > LAYOUT_LIMIT:
-        raise ValueError(f"{path}: larger than {LAYOUT_LIMIT // 2**20} MiB, not a layout")
+        text = file.read(LINE_LIMIT + 1)
+    if len(text) > LINE_LIMIT:
+        raise ValueError(f"{path}: larger than {LINE_LIMIT // 2**20} MiB, not a layout")
     try:
         data = json.loads(text.decode("utf-8"))
     except UnicodeDecodeError:

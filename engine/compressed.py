@@ -45,8 +45,8 @@ def open_binary_lines(path):
 
 def bounded_lines(file, limit):
     """The lines of a binary file, as iterating it gives them, except that a line longer
-    than `limit` bytes (its newline aside) is skipped, reading it in pieces, and stands as None: one
-    endless line (a file of zero bytes) must not fill the memory."""
+    than `limit` bytes (its newline aside) is skipped, read in pieces, and stands as
+    None: one endless line (a file of zero bytes) must not fill the memory."""
     while True:
         line = file.readline(limit + 1)
         if not line:
