@@ -14,7 +14,7 @@ GOLDEN = ROOT / "tests" / "golden"
 def test_show_calc_matches_the_golden_text():
     result = sim("show", "calc", "--seed", "0", "--deal", "3", "--no-color")
     assert result.exit_code == 0
-    assert result.output == (GOLDEN / "show_calc_seed0_deal3.txt").read_text()
+    assert result.stdout == (GOLDEN / "show_calc_seed0_deal3.txt").read_text()  # no notice
 
 
 def test_show_is_the_deal_of_the_result_row(tmp_path):
@@ -61,7 +61,7 @@ def test_show_plays_a_layout_given_by_the_user(tmp_path):
     line = json.loads(log.read_text().splitlines()[3])
     layout = tmp_path / "layout.json"
     layout.write_text(json.dumps(line["layout"]))
-    shown = sim("show", "calc", "--layout", str(layout), "--final", "--no-color").output
+    shown = sim("show", "calc", "--layout", str(layout), "--final", "--no-color").stdout
     assert shown.startswith("calc · layout layout.json · policy greedy")
     assert f"score {line['score']} · {len(line['moves'])} moves" in shown
 
@@ -177,7 +177,7 @@ def test_replay_rejects_a_wrong_joker_bridge(tmp_path, jokers_log):
 
 
 def test_show_draws_jokers_with_the_reserve():
-    shown = sim("show", "jokers", "--deal", "2", "--final", "--no-color").output
+    shown = sim("show", "jokers", "--deal", "2", "--final", "--no-color").stdout
     assert shown.startswith("jokers · seed 0 · deal 2 · policy greedy")
     assert "reserve:" in shown and "c10" in shown
 
@@ -199,7 +199,7 @@ def test_replay_rejects_a_premature_redeal(tmp_path):
 
 
 def test_show_draws_the_montana_grid_and_its_redeals():
-    shown = sim("show", "montana", "--deal", "1", "--no-color").output
+    shown = sim("show", "montana", "--deal", "1", "--no-color").stdout
     assert shown.startswith("montana · seed 0 · deal 1 · policy greedy")
     assert "  r4 " in shown and "redeals used" in shown
 
