@@ -96,10 +96,11 @@ def _show(game, options):
     color = False if options["no_color"] or no_color() else None
     source = f"layout {options['layout'].name}" if options["layout"] else None
     blocks = show_blocks(line, final=options["final"], source=source, explanation=explanation)
-    for block in blocks:
-        click.echo(block, color=color)
-        if options["step"] and block.startswith("\n") and not _carry_on():
-            return
+    with ending_at_once():  # also while it waits at --step: nothing is half written
+        for block in blocks:
+            click.echo(block, color=color)
+            if options["step"] and block.startswith("\n") and not _carry_on():
+                return
 
 
 def show_blocks(line, final=False, source=None, explanation=None):

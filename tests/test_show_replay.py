@@ -1,6 +1,9 @@
 """`sim show` draws one deal; `sim replay` checks move logs with an independent referee."""
 
 import json
+import signal
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -46,6 +49,21 @@ def test_show_step_waits_after_each_move_and_q_stops_it():
     assert stepped.exit_code == 0
     assert stepped.output == full.split("\n\n4. ")[0] + "\n"  # up to move 3, the third wait
     assert sim("show", "calc", "--deal", "3", "--no-color", "--step").output == full  # no tty
+
+
+def test_a_stop_signal_while_show_waits_at_step_ends_it_at_once():
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "sim", "show", "calc", "--deal", "3", "--step"],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert waiting.stdout.readline().startswith(b"calc")  # drawn, and waiting for Enter
+        waiting.send_signal(signal.SIGTERM)
+        assert waiting.wait(timeout=10) == -signal.SIGTERM  # no message: nothing to keep
+        assert b"interrupted" not in waiting.stderr.read()
+    finally:
+        waiting.kill()
+        waiting.wait()
 
 
 def test_show_colours_red_suits_unless_told_not_to():
