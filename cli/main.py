@@ -20,6 +20,7 @@ from sim.cli.options import (
 )
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 from sim.engine.games import BROKEN_PLUGINS, registered_games
+from sim.engine.run.stop_signals import Stopped, stop_at_once
 
 GAMES = registered_games()  # built-in and plugged-in games, each a command
 
@@ -101,18 +102,21 @@ class SimGroup(click.Group):
         except click.ClickException as error:
             click.echo(f"Error: {error.format_message()}", err=True)
             sys.exit(error.exit_code)
-        except click.Abort:  # Ctrl-C or a stop signal before play began
-            click.echo("interrupted: no deal finished; nothing written", err=True)
-            sys.exit(128 + (_early_signal[0] or signal.SIGINT))
+        except click.Abort:  # Ctrl-C with Python's own handler (main called in-process)
+            _stopped(signal.SIGINT)
+        except Stopped as stop:  # a stop that cut a write short, the write undone
+            unwritten = f"{stop.unwritten} not written" if stop.unwritten else None
+            _stopped(stop.signum, unwritten)
         sys.exit(code if isinstance(code, int) else 0)
 
 
-_early_signal = [None]
+# What is kept when a stop ends the command: a run or a sweep says more as it goes.
+_written_so_far = ["nothing written"]
 
 
-def _stop_early(signum, frame):
-    _early_signal[0] = signum
-    raise KeyboardInterrupt  # click turns it into Abort
+def _stopped(signum, what=None):
+    click.echo(f"interrupted: {what or _written_so_far[0]}", err=True)
+    sys.exit(128 + signum)
 
 
 def run_console():
@@ -129,15 +133,19 @@ def run_console():
     # again, about 0.1 s of CPU. Collecting young objects less often keeps that to a few
     # hundredths; garbage still goes, a little later.
     gc.set_threshold(YOUNG_OBJECTS_COLLECTED, *gc.get_threshold()[1:])
-    # Until a run installs its own handlers, a scheduler's stop ends the command as
-    # Ctrl-C does: one line, exit 128 + signal, nothing half written.
-    for stop in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(stop, _stop_early)
+    # Ctrl-C or a scheduler's stop ends the command at once, in one line, exit 128 +
+    # signal; a run, and a write that can be undone, take their own (stop_signals).
+    stop_at_once(lambda: _written_so_far[0])
     try:
         main()
-        code = 0
     except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 1
+        # Exit here, while the exception still holds its chain: a stop signal may have
+        # cut an import short, and freeing what it half built can print a traceback.
+        _exit_now(done.code if isinstance(done.code, int) else 1)
+    _exit_now(0)
+
+
+def _exit_now(code):
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
@@ -261,6 +269,7 @@ _RUN_OPTIONS = (
 
 
 def _run_game(game, options):
+    _written_so_far[0] = "no deal finished; nothing written"
     check_deal_range(options["start"], options["n"])
     rules = {rule.name: options[rule.name] for rule in game.rules}
     from sim.engine.run import sweep
@@ -276,6 +285,7 @@ def _run_game(game, options):
         raise click.ClickException(str(error)) from None
     request = _request(game, 0, params, rules, options, options["out"])
     result = _play(request, options)
+    _written_so_far[0] = f"{result.kept:,} of {request.n:,} deals kept in {result.path}"
     if not options["quiet"] and result.kept:
         click.echo(format_summary(request, result))
     if not result.completed:
@@ -372,6 +382,11 @@ def _run_sweep(game, policies, rules, options):
     sweep.check_files(files, options["resume"], options["overwrite"])
     for number, (setting, path) in enumerate(zip(grid, files, strict=True), 1):
         label = f"[{number}/{len(grid)}] {setting.policy.name} {_params_text(setting)}".rstrip()
+        if number > 1 or options["resume"]:
+            _written_so_far[0] = (
+                f"sweep stopped at setting {number} of {len(grid)}; "
+                "run the same command with --resume to go on"
+            )
         resume = options["resume"] and sweep.started(path)
         if resume and sweep.done_earlier(path):
             _say(options, f"{label}: done earlier, kept")
@@ -383,6 +398,7 @@ def _run_sweep(game, policies, rules, options):
         if not result.completed:
             left = f"sweep stopped at setting {number} of {len(grid)}; "
             _stop(request, result, "run the same command with --resume to go on", left)
+    _written_so_far[0] = f"every setting of the sweep is kept in {folder}"
     _compare_sweep(folder, files, options)
 
 

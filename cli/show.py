@@ -65,9 +65,16 @@ _SHOW_OPTIONS = (
 
 
 def _show(game, options):
+    from sim.engine.run.stop_signals import ending_at_once
+
+    # show writes nothing: a stop ends it at once, even as it imports or compiles.
+    with ending_at_once():
+        _show_now(game, options)
+
+
+def _show_now(game, options):
     from sim.engine.run.job import announced_compile
     from sim.engine.run.one_deal import play_one
-    from sim.engine.run.stop_signals import ending_at_once
 
     if options["explain_nodes"] is not None and not options["explain"]:
         raise click.UsageError("--explain-nodes needs --explain")
@@ -81,7 +88,7 @@ def _show(game, options):
         policy = resolve(game.name, options["policy"])
         params = policy.settings(options["params"])
         rules = {rule.name: options[rule.name] for rule in game.rules}
-        with ending_at_once(), announced_compile(game, policy, notice):
+        with announced_compile(game, policy, notice):
             if layout is not None:
                 _check_layout(game, layout, rules)
             line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
@@ -89,18 +96,17 @@ def _show(game, options):
             solver = resolve(game.name, explain.SOLVERS[game.name])
             if sys.stderr.isatty():
                 notice(f"explain: the {solver.name} judges positions of the deal...")
-            with ending_at_once(), announced_compile(game, solver, notice):
+            with announced_compile(game, solver, notice):
                 explanation = explain.explain_line(line, options["explain_nodes"])
     except (PolicyError, ValueError) as error:
         raise click.ClickException(str(error)) from None
     color = False if options["no_color"] or no_color() else None
     source = f"layout {options['layout'].name}" if options["layout"] else None
     blocks = show_blocks(line, final=options["final"], source=source, explanation=explanation)
-    with ending_at_once():  # also while it waits at --step: nothing is half written
-        for block in blocks:
-            click.echo(block, color=color)
-            if options["step"] and block.startswith("\n") and not _carry_on():
-                return
+    for block in blocks:
+        click.echo(block, color=color)
+        if options["step"] and block.startswith("\n") and not _carry_on():
+            return
 
 
 def show_blocks(line, final=False, source=None, explanation=None):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sim.engine.analysis.inputs import AnalysisError
 from sim.engine.run.files import OutputError, check_output, temporary_path
+from sim.engine.run.stop_signals import Stopped, raising_stops
 
 
 def check_writable(path, overwrite, what="--out"):
@@ -26,9 +27,13 @@ def write_atomically(path, write):
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(path)
     try:
-        write(tmp)
-        _refuse_if_not_regular(path)
-        os.replace(tmp, path)
+        with raising_stops():
+            write(tmp)
+            _refuse_if_not_regular(path)
+            os.replace(tmp, path)
+    except Stopped as stop:
+        tmp.unlink(missing_ok=True)
+        raise Stopped(stop.signum, path) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -14,6 +14,8 @@ from pathlib import Path
 import click
 import numpy as np
 
+from sim.engine.run.stop_signals import raising_stops
+
 SLOW_PROBE_SECONDS = 2.0
 
 
@@ -52,7 +54,8 @@ def time_command(args, repeat, reference=None):
     that a noisy machine slows both alike. CPU seconds count every process started."""
     words = _split("--command", args)
     reference_words = _split("--reference", reference) if reference else None
-    with tempfile.TemporaryDirectory() as scratch:
+    # A stop unwinds: the command under test is killed, the scratch folder removed.
+    with raising_stops(), tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "bench.parquet"
         # -P: as the console script does, keep the current folder off the module path.
         command = [sys.executable, "-P", "-m", "sim", *words]
@@ -129,9 +132,10 @@ def _timed(label, command):
 
 def _run(label, command, env=None):
     try:
-        done = subprocess.run(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
-        )
+        with raising_stops():  # which kills the command under test as it unwinds
+            done = subprocess.run(
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+            )
     except OSError as error:
         raise BenchError(f"`{label}` cannot start: {error.strerror}") from None
     if done.returncode != 0:

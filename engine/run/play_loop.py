@@ -3,6 +3,7 @@ journals, its totals and the progress callback; at the end, the journals into th
 outputs (engine.run.finish). Stop signals and faults end the loop, never a write."""
 
 import signal
+import threading
 import time
 from datetime import UTC, datetime
 
@@ -14,13 +15,13 @@ from sim.engine.run.job import PolicyFault, announced_compile, job_spec, load_ke
 from sim.engine.run.move_log import MoveLog
 from sim.engine.run.pool import WorkerFailure
 from sim.engine.run.request import RunError
-from sim.engine.run.stop_signals import StopSignals
 from sim.engine.run.totals import RunResult, Totals
 from sim.policies.registry import PolicyError
 
 
-def play_run(request, out, log, before, progress, notice=None):
-    """Play the deals after the `before` that --resume keeps, and write the outputs.
+def play_run(request, out, log, before, progress, stop, notice=None):
+    """Play the deals after the `before` that --resume keeps, and write the outputs,
+    polling `stop` (StopSignals) between writes.
 
     Returns the RunResult; raises RunError when the journals or the outputs cannot be
     written, or when play failed before any deal finished (the outputs are then left as
@@ -32,19 +33,18 @@ def play_run(request, out, log, before, progress, notice=None):
     totals = Totals()
     if before:
         totals.add_file(out)
-    with StopSignals() as stop:
-        error, clock = _play_into(request, journals, first, totals, progress, stop, notice)
-        wall = time.perf_counter() - clock  # play only: a first compile is not play
-        if journals.deals == 0 and before == 0 and (error or stop.signum):
-            paths.remove()  # nothing played: the output stays as it was
-            if error:
-                raise RunError(error)
-            return RunResult(out, totals, False, wall, 0, 0, stop.signum)
-        meta = request.description() | {
-            "started_at": started.isoformat(timespec="seconds"),
-            "executor": request.executor(),
-        }
-        kept = _finish(out, log, request.game, meta, before, paths, wall)
+    error, clock = _play_into(request, journals, first, totals, progress, stop, notice)
+    wall = time.perf_counter() - clock  # play only: a first compile is not play
+    if journals.deals == 0 and before == 0 and (error or stop.signum):
+        paths.remove()  # nothing played: the output stays as it was
+        if error:
+            raise RunError(error)
+        return RunResult(out, totals, False, wall, 0, 0, stop.signum)
+    meta = request.description() | {
+        "started_at": started.isoformat(timespec="seconds"),
+        "executor": request.executor(),
+    }
+    kept = _finish(out, log, request.game, meta, before, paths, wall)
     return RunResult(out, totals, kept == request.n, wall, kept - before, kept, stop.signum, error)
 
 
@@ -81,8 +81,9 @@ def _play_into(request, journals, first, totals, progress, stop, notice):
     error, play_began = None, time.perf_counter()
     try:
         spec = job_spec(request)
-        with announced_compile(request.game, request.policy, notice):
-            load_kernel(spec)
+        loading = announced_compile(request.game, request.policy, notice)
+        if not _loaded_beside(spec, loading, stop) or stop.requested():
+            return error, play_began
         play_began = time.perf_counter()
         stop.immediate = bool(request.scheduler)  # a Dask client cannot be polled
         if progress:
@@ -100,6 +101,33 @@ def _play_into(request, journals, first, totals, progress, stop, notice):
         except OSError as failure:
             error = error or describe_os_error(failure)
     return error, play_began
+
+
+def _loaded_beside(spec, loading, stop):
+    """Compile or load the job's kernel in a thread of its own while this one waits and
+    polls `stop`: whether it was loaded before a stop was asked for.
+
+    A compile can take a minute and a stop must not wait for it, yet must not be raised
+    into numba or LLVM either (engine.run.stop_signals). A loader left behind by a stop
+    ends with the process."""
+    failure = []
+
+    def load():
+        try:
+            with loading:
+                load_kernel(spec)
+        except BaseException as error:  # handed to the waiting thread, raised there
+            failure.append(error)
+
+    loader = threading.Thread(target=load, name="sim-kernel-load", daemon=True)
+    loader.start()
+    while loader.is_alive():
+        if stop.requested():
+            return False
+        loader.join(0.05)
+    if failure:
+        raise failure[0]
+    return True
 
 
 def _record(request, journals, totals, progress, result):

@@ -31,6 +31,7 @@ from sim.engine.run.play_loop import play_run
 from sim.engine.run.request import RunError, RunRequest, check_request, default_filename
 from sim.engine.run.resume import check_move_log_for_resume, rows_kept_by_resume
 from sim.engine.run.salvage import salvage
+from sim.engine.run.stop_signals import StopSignals
 
 __all__ = ["RunError", "RunRequest", "default_filename", "run"]
 
@@ -44,12 +45,13 @@ def run(request, progress=None, notice=None):
     """
     check_request(request)
     out, log = checked_outputs(request)
-    with contextlib.ExitStack() as locks:
+    # From the first lock on a stop is only noted: what is written is never cut short.
+    with StopSignals() as stop, contextlib.ExitStack() as locks:
         lock_outputs(locks, out, log)
         remove_stale_temporaries(out, log)
         notes = salvage(request, out, locks)
         before = rows_kept_by_resume(request, out)
         check_move_log_for_resume(request, log, before)
-        result = play_run(request, out, log, before, progress, notice)
+        result = play_run(request, out, log, before, progress, stop, notice)
         result.notes = notes + result.notes
         return result

@@ -1,22 +1,33 @@
-"""Stop signals: Ctrl-C, SIGTERM and SIGHUP (a scheduler's stop) ask a run to stop."""
+"""Stop signals: Ctrl-C, SIGTERM and SIGHUP (a scheduler's stop).
+
+A signal is never raised into numba or LLVM: an exception raised into them as they
+import or compile is swallowed by a ctypes callback, turned into an ImportError, or
+leaves half-built objects that print tracebacks as they go. So a command ends at once
+while nothing of its own is half written (stopping_at_once); a run notes a stop and acts
+on it between writes (StopSignals); and a write that cleans up after itself as it
+unwinds is interrupted (raising_stops), in plain Python."""
 
 import contextlib
+import os
 import signal
+import sys
 import threading
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class StopSignals:
     """Within the block, SIGINT, SIGTERM and SIGHUP ask the run to stop.
 
-    While `immediate` (loading the kernel, or waiting on a Dask cluster) a signal
-    interrupts at once; otherwise it only sets `signum`, which the pool polls, so that
-    no write is ever cut in half."""
+    A signal only sets `signum`, which the run polls, so that no write is ever cut in
+    half; while `immediate` (waiting on a Dask cluster, in plain Python) it interrupts
+    at once."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    SIGNALS = SIGNALS
 
     def __init__(self):
         self.signum = None
-        self.immediate = True
+        self.immediate = False
         self._old = {}
 
     def requested(self):
@@ -28,14 +39,70 @@ class StopSignals:
             raise KeyboardInterrupt
 
     def __enter__(self):
-        # Only the main thread may install handlers: a run in another thread takes none.
-        if threading.current_thread() is threading.main_thread():
-            self._old = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        self._old = _install(self._handle)
         return self
 
     def __exit__(self, *exc):
-        for signum, old in self._old.items():
-            signal.signal(signum, old)
+        _restore(self._old)
+
+
+def _install(handler):
+    # Only the main thread may install handlers: work in another thread takes none.
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, handler) for s in SIGNALS}
+
+
+def _restore(old):
+    for signum, handler in old.items():
+        signal.signal(signum, handler)
+
+
+def stop_at_once(what_is_kept):
+    """Make SIGINT, SIGTERM and SIGHUP end the process at once, with one line,
+    `interrupted: ` and what_is_kept(), and exit 128 + signal: for a command while no
+    file of its own is half written (the blocks below say when one is)."""
+
+    def stop(signum, frame):
+        with contextlib.suppress(Exception):  # the interrupted code may be writing to it
+            sys.stdout.flush()
+        after_caret = "\n" if signum == signal.SIGINT and _on_a_terminal() else ""
+        with contextlib.suppress(OSError):
+            os.write(2, f"{after_caret}interrupted: {what_is_kept()}\n".encode())
+        os._exit(128 + signum)
+
+    _install(stop)
+
+
+def _on_a_terminal():
+    try:
+        return os.isatty(2)
+    except OSError:
+        return False
+
+
+class Stopped(BaseException):
+    """A stop signal raised by raising_stops. `unwritten`: the file whose write it cut
+    short, removed as the write unwound."""
+
+    def __init__(self, signum, unwritten=None):
+        super().__init__(signum)
+        self.signum, self.unwritten = signum, unwritten
+
+
+@contextlib.contextmanager
+def raising_stops():
+    """Within the block, SIGINT, SIGTERM and SIGHUP raise Stopped: for plain Python
+    that cleans up as it unwinds (a file under a temporary name, a child process)."""
+
+    def stop(signum, frame):
+        raise Stopped(signum)
+
+    old = _install(stop)
+    try:
+        yield
+    finally:
+        _restore(old)
 
 
 @contextlib.contextmanager
@@ -43,12 +110,8 @@ def ending_at_once():
     """Within the block, SIGINT, SIGTERM and SIGHUP end the process at once, by their
     default action. For work that writes nothing (`sim show`): a compiled search does
     not return to Python before it ends, so a Python handler would wait for it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, signal.SIG_DFL) for s in StopSignals.SIGNALS}
+    old = _install(signal.SIG_DFL)
     try:
         yield
     finally:
-        for signum, handler in old.items():
-            signal.signal(signum, handler)
+        _restore(old)
