@@ -2,6 +2,7 @@
 
 import gc
 import importlib
+import json
 import os
 import signal
 import sys
@@ -621,14 +622,26 @@ def replay(log, quiet):
         if not verdict.ok:
             bad += 1
             if not quiet:
-                where = f"{line.get('game')} seed {line.get('seed')} deal {line.get('deal')}"
-                click.echo(f"line {number} ({where}): {verdict}")
-    summary = f"checked {deals:,} deals in {log}: {deals - bad:,} valid, {bad:,} invalid"
+                click.echo(f"line {number}{_which_deal(line)}: {verdict}")
+    summary = (
+        f"checked {deals:,} deal{'s' if deals != 1 else ''} in {log}: "
+        f"{deals - bad:,} valid, {bad:,} invalid"
+    )
     if malformed:
         summary += f", {malformed:,} malformed line{'s' if malformed > 1 else ''}"
     click.echo(summary)
     if bad or malformed or not deals:
         sys.exit(1)
+
+
+def _which_deal(line):
+    """' (calc seed 0 deal 3)', or as much of it as the line says: ' (calc)' for a bare
+    layout, nothing for a line that names no game."""
+    game = line.get("game")
+    if not isinstance(game, str):
+        return ""
+    words = [game] + [f"{key} {json.dumps(line[key])}" for key in ("seed", "deal") if key in line]
+    return f" ({' '.join(words)})"
 
 
 if __name__ == "__main__":

@@ -53,8 +53,27 @@ def test_replay_of_binary_garbage_reports_malformed_lines(tmp_path):
     assert result.output.splitlines() == [
         "line 1: not UTF-8 text",
         "line 2: not valid JSON (Expecting value)",
-        "line 3 (None seed None deal None): unknown game None",
-        f"checked 1 deals in {log}: 0 valid, 1 invalid, 2 malformed lines",
+        'line 3: no "game": not a move-log line',
+        f"checked 1 deal in {log}: 0 valid, 1 invalid, 2 malformed lines",
+    ]
+
+
+def test_replay_names_a_deal_by_what_its_line_says(tmp_path):
+    log = tmp_path / "log.jsonl"
+    bases = ["AC", "2D", "3D", "4H"]
+    stock = [rank + suit for rank in "A23456789TJQK" for suit in "CDHS"]
+    layout = {"bases": bases, "stock": [card for card in stock if card not in bases]}
+    lines = [
+        {"game": "calc", "layout": layout},  # a bare layout, and no moves
+        {"game": "calc", "seed": None, "deal": 4, "layout": {}, "moves": []},
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = sim("replay", log)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        'line 1 (calc): malformed line: no "moves"',
+        'line 2 (calc seed null deal 4): malformed line: no "bases"',
+        f"checked 2 deals in {log}: 0 valid, 2 invalid",
     ]
 
 
@@ -64,7 +83,7 @@ def test_replay_of_a_line_whose_game_is_not_a_name(tmp_path, game):
     log.write_text(json.dumps({"game": game, "seed": 0, "deal": 0, "moves": []}) + "\n")
     result = sim("replay", log)
     assert result.exit_code == 1
-    assert result.output.splitlines()[0].endswith(f": unknown game {game!r}")
+    assert result.output.splitlines()[0] == f"line 1: unknown game {json.dumps(game)}"
 
 
 # sim show --layout: values of the wrong type.
@@ -147,8 +166,8 @@ def test_replay_skips_an_endless_line_in_pieces(tmp_path):
     assert result.exit_code == 1
     assert result.output.splitlines() == [
         "line 2: longer than 16 MiB: not a deal",
-        "line 3 (None seed None deal None): unknown game None",
-        f"checked 1 deals in {log}: 0 valid, 1 invalid, 1 malformed line",
+        'line 3: no "game": not a move-log line',
+        f"checked 1 deal in {log}: 0 valid, 1 invalid, 1 malformed line",
     ]
 
 

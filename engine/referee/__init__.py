@@ -8,6 +8,7 @@ outcome or score. `sim replay` and the tests use them to check the engine and an
 other program's logs.
 """
 
+import json
 from dataclasses import dataclass
 
 
@@ -52,9 +53,11 @@ def check_line(line):
     from sim.engine.games import registered_games
 
     games = registered_games()
-    name = line.get("game")
+    if "game" not in line:
+        return Verdict(False, None, 'no "game": not a move-log line')
+    name = line["game"]
     if not isinstance(name, str) or name not in games:
-        return Verdict(False, None, f"unknown game {name!r}")
+        return Verdict(False, None, f"unknown game {json.dumps(name)}")
     try:
         referee = games[name].referee_module
     except ImportError as error:  # a plugged-in game whose referee cannot be loaded
@@ -65,7 +68,11 @@ def check_line(line):
         return illegal.verdict()
     except BadLine as bad:
         return Verdict(False, None, str(bad))
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
+    except KeyError as missing:
+        key = missing.args[0] if missing.args else None
+        name = json.dumps(key) if isinstance(key, str | int) else repr(key)
+        return Verdict(False, None, f"malformed line: no {name}")
+    except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
         return Verdict(False, None, f"malformed line: {error!r}")
 
 
