@@ -105,9 +105,8 @@ class SimGroup(click.Group):
             sys.exit(error.exit_code)
         except click.Abort:  # Ctrl-C with Python's own handler (main called in-process)
             _stopped(signal.SIGINT)
-        except Stopped as stop:  # a stop that cut a write short, the write undone
-            unwritten = f"{stop.unwritten} not written" if stop.unwritten else None
-            _stopped(stop.signum, unwritten)
+        except Stopped as stop:  # a stop that cut a write short (undone), or let it end
+            _stopped(stop.signum, stop.what_is_kept())
         sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -288,8 +287,8 @@ def _run_game(game, options):
     result = _play(request, options)
     _written_so_far[0] = f"{result.kept:,} of {request.n:,} deals kept in {result.path}"
     if not options["quiet"] and result.kept:
-        click.echo(format_summary(request, result))
-    if not result.completed:
+        _print(format_summary(request, result))
+    if not result.completed or result.signal:
         _stop(request, result, "run the same command with --resume to finish")
 
 
@@ -350,15 +349,20 @@ def _cluster_error():
 
 
 def _stop(request, result, how_to_finish, sweep_note=""):
-    """End the command after a run that did not complete: what was kept, and the exit."""
-    kept = (
-        f"{result.kept:,} of {request.n:,} deals kept in {result.path} (marked incomplete; "
-        f"{sweep_note}{how_to_finish})"
-        if result.kept
-        else f"no deal of this setting finished ({sweep_note}{how_to_finish})"
-        if sweep_note
-        else "no deal finished; nothing written"
-    )
+    """End the command after a run that did not complete, or that a stop signal asked to
+    end as it wrote its last deals: what was kept, and the exit."""
+    if result.completed:
+        then = f"; {sweep_note}{how_to_finish}" if sweep_note else ""
+        kept = f"all {request.n:,} deals kept in {result.path} (complete{then})"
+    elif result.kept:
+        kept = (
+            f"{result.kept:,} of {request.n:,} deals kept in {result.path} (marked "
+            f"incomplete; {sweep_note}{how_to_finish})"
+        )
+    elif sweep_note:
+        kept = f"no deal of this setting finished ({sweep_note}{how_to_finish})"
+    else:
+        kept = "no deal finished; nothing written"
     if result.error:
         click.echo(f"Error: {result.error}; {kept}", err=True)
         sys.exit(FAILED_EXIT)
@@ -396,7 +400,7 @@ def _run_sweep(game, policies, rules, options):
         which = policies.index(setting.policy)
         request = _request(game, which, setting.params, rules, options, path, resume)
         result = _play(request, options)
-        if not result.completed:
+        if not result.completed or result.signal:
             left = f"sweep stopped at setting {number} of {len(grid)}; "
             _stop(request, result, "run the same command with --resume to go on", left)
     _written_so_far[0] = f"every setting of the sweep is kept in {folder}"
@@ -409,7 +413,18 @@ def _params_text(setting):
 
 def _say(options, text):
     if not options["quiet"]:
-        click.echo(text)
+        _print(text)
+
+
+def _print(text, nl=True):
+    """A run's line on standard output. A reader that has gone (`| head`) does not end
+    the run: its results are in its files, and how it ended is said on stderr."""
+    try:
+        click.echo(text, nl=nl)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # what is left in the buffer goes nowhere
+        os.close(devnull)
 
 
 def _compare_sweep(folder, files, options):
@@ -420,8 +435,8 @@ def _compare_sweep(folder, files, options):
     from sim.engine.analysis.compare import comparison
     from sim.engine.analysis.inputs import load_runs
 
-    click.echo(f"\n{len(files)} settings in {folder}, paired against the first:\n")
-    click.echo(formats.render(comparison(load_runs(files), None), "table"), nl=False)
+    _print(f"\n{len(files)} settings in {folder}, paired against the first:\n")
+    _print(formats.render(comparison(load_runs(files), None), "table"), nl=False)
 
 
 class _ProgressBar:

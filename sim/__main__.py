@@ -1,6 +1,6 @@
 """`python -m sim`: the command line."""
 
-from sim.cli.main import run_console
+from sim.cli.console import run
 
 if __name__ == "__main__":
-    run_console()
+    run()

@@ -471,6 +471,51 @@ def test_a_stop_signal_during_an_export_removes_its_temporary_file(tmp_path):
     _, stderr = process.communicate(timeout=30)
     assert (process.returncode, stderr) == (
         128 + signal.SIGTERM,
-        f"interrupted: {csv} not written\n",
+        f"interrupted: {csv}, {csv}.json not written\n",
     )
     assert litter(tmp_path, {source.name}) == []
+
+
+def signal_once_a_temporary_file_appears(process, folder, signum=signal.SIGTERM):
+    """Signal the process group the moment a `.NAME.PID.tmp` appears in folder (the
+    result file being written); False if the process ended first."""
+    deadline = time.time() + 120
+    while not any(p.name.endswith(".tmp") for p in folder.iterdir()):
+        if process.poll() is not None or time.time() > deadline:
+            return False
+        time.sleep(0.002)
+    os.killpg(process.pid, signum)
+    return True
+
+
+def test_a_stop_signal_while_a_sweep_writes_a_setting_ends_the_sweep_there(tmp_path):
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    process = start("-p", "greedy", "-p", "random", "-n", 10**6, "--out", folder, "-q")
+    if not signal_once_a_temporary_file_appears(process, folder):
+        pytest.skip("the first setting was written before its temporary file was seen")
+    _, stderr = process.communicate(timeout=60)
+    first = folder / "calc-greedy-wastes4-seed0-n1000000.parquet"
+    assert (process.returncode, stderr) == (
+        128 + signal.SIGTERM,
+        f"interrupted: all 1,000,000 deals kept in {first} (complete; sweep stopped at "
+        "setting 1 of 2; run the same command with --resume to go on)\n",
+    )
+    assert litter(folder, set()) == [first.name]  # the second setting never began
+    assert meta(first)["completed"] is True
+
+
+def test_a_run_whose_reader_has_gone_still_ends_as_its_run_does(tmp_path):
+    out = tmp_path / "r.parquet"
+    finished = start("-n", 1000, "--out", out)
+    finished.stdout.close()  # as `sim calc ... | true` leaves it
+    assert (finished.wait(timeout=60), finished.stderr.read()) == (0, "")
+    assert meta(out)["completed"] is True
+
+    stopped = start(*SLOW, "-n", 3000, "--out", out, "--overwrite")
+    stopped.stdout.close()
+    wait_for_rows(out, 30)
+    os.killpg(stopped.pid, signal.SIGTERM)
+    _, stderr = stopped.communicate(timeout=30)
+    assert stopped.returncode == 128 + signal.SIGTERM
+    assert stderr.startswith("interrupted: ") and "deals kept in" in stderr

@@ -16,7 +16,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from sim.engine.analysis.inputs import AnalysisError, identity_of, one_line, result_meta
-from sim.engine.analysis.output import check_writable, write_atomically
+from sim.engine.analysis.output import check_writable, write_atomically, write_together
 from sim.engine.games import registered_games
 from sim.engine.run.results import IDENTITY, LEADING, META_KEY
 
@@ -59,9 +59,13 @@ def export(source, target, out, overwrite=False):
         raise AnalysisError(f"{source}: corrupt Parquet file ({one_line(error)})") from None
     try:
         if target == "csv":
-            write_atomically(paths[0], lambda tmp: _write_csv(reader, layout, tmp))
             description = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
-            write_atomically(paths[1], lambda tmp: Path(tmp).write_text(description, "utf-8"))
+            write_together(
+                [
+                    (paths[0], lambda tmp: _write_csv(reader, layout, tmp)),
+                    (paths[1], lambda tmp: Path(tmp).write_text(description, "utf-8")),
+                ]
+            )
         else:
             write_atomically(paths[0], lambda tmp: _write_parquet(reader, layout, meta, tmp))
     except (OSError, pa.ArrowException) as error:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sim.engine.analysis.inputs import AnalysisError
 from sim.engine.run.files import OutputError, check_output, temporary_path
-from sim.engine.run.stop_signals import Stopped, raising_stops
+from sim.engine.run.stop_signals import Stopped, StopSignals, raising_stops
 
 
 def check_writable(path, overwrite, what="--out"):
@@ -23,20 +23,40 @@ def check_writable(path, overwrite, what="--out"):
 
 def write_atomically(path, write):
     """Call write(temporary path), then move the finished file to path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_path(path)
+    write_together([(path, write)])
+
+
+def write_together(writes):
+    """Call write(temporary path) for each (path, write), then move every finished file
+    into place: a failure or a stop while they are written leaves none of them (a
+    Stopped names them as not written), and the moves are not cut short (a stop asked
+    for meanwhile is raised after them, naming them as written)."""
+    paths = [Path(path) for path, _ in writes]
+    temporaries = []
     try:
         with raising_stops():
-            write(tmp)
-            _refuse_if_not_regular(path)
-            os.replace(tmp, path)
+            for path, (_, write) in zip(paths, writes, strict=True):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                temporaries.append(temporary_path(path))
+                write(temporaries[-1])
+            for path in paths:
+                _refuse_if_not_regular(path)
+        with StopSignals() as moving:
+            for tmp, path in zip(temporaries, paths, strict=True):
+                os.replace(tmp, path)
     except Stopped as stop:
-        tmp.unlink(missing_ok=True)
-        raise Stopped(stop.signum, path) from None
+        _remove(temporaries)
+        raise Stopped(stop.signum, unwritten=paths) from None
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _remove(temporaries)
         raise
+    if moving.requested():
+        raise Stopped(moving.signum, written=paths)
+
+
+def _remove(temporaries):
+    for tmp in temporaries:
+        tmp.unlink(missing_ok=True)
 
 
 def _refuse_if_not_regular(path):
@@ -51,7 +71,3 @@ def _refuse_if_not_regular(path):
 
 def write_text(path, text):
     write_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-
-
-def write_bytes(path, data):
-    write_atomically(path, lambda tmp: Path(tmp).write_bytes(data))

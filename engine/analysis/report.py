@@ -20,7 +20,7 @@ from sim.engine.analysis import formats
 from sim.engine.analysis.compare import baselines, comparison
 from sim.engine.analysis.inputs import CONVERT_HINT, AnalysisError, groups_of
 from sim.engine.analysis.intervals import mean_interval
-from sim.engine.analysis.output import check_writable, write_atomically, write_bytes
+from sim.engine.analysis.output import check_writable, write_atomically, write_together
 from sim.engine.games import registered_games
 
 STYLE = {
@@ -309,11 +309,18 @@ def write_markdown(runs, out, baseline_name=None):
         for name in part.plots
     }
     text = markdown_page(report, images)
-    for part in report.groups:
-        for name, (_, png) in part.plots.items():
-            write_bytes(folder / part.file_name(name), png)
-    write_atomically(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    writes = [
+        (folder / part.file_name(name), _bytes_writer(png))
+        for part in report.groups
+        for name, (_, png) in part.plots.items()
+    ]
+    writes.append((out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8")))
+    write_together(writes)
     return out
+
+
+def _bytes_writer(data):
+    return lambda tmp: Path(tmp).write_bytes(data)
 
 
 def _inputs_rows(report):

@@ -3,7 +3,6 @@ journals, its totals and the progress callback; at the end, the journals into th
 outputs (engine.run.finish). Stop signals and faults end the loop, never a write."""
 
 import signal
-import threading
 import time
 from datetime import UTC, datetime
 
@@ -15,6 +14,7 @@ from sim.engine.run.job import PolicyFault, announced_compile, job_spec, load_ke
 from sim.engine.run.move_log import MoveLog
 from sim.engine.run.pool import WorkerFailure
 from sim.engine.run.request import RunError
+from sim.engine.run.stop_signals import beside
 from sim.engine.run.totals import RunResult, Totals
 from sim.policies.registry import PolicyError
 
@@ -81,9 +81,8 @@ def _play_into(request, journals, first, totals, progress, stop, notice):
     error, play_began = None, time.perf_counter()
     try:
         spec = job_spec(request)
-        loading = announced_compile(request.game, request.policy, notice)
-        if not _loaded_beside(spec, loading, stop) or stop.requested():
-            return error, play_began
+        if not beside(lambda: _load(request, spec, notice), stop) or stop.requested():
+            return error, play_began  # a compile can take a minute: a stop does not wait
         play_began = time.perf_counter()
         stop.immediate = bool(request.scheduler)  # a Dask client cannot be polled
         if progress:
@@ -103,31 +102,9 @@ def _play_into(request, journals, first, totals, progress, stop, notice):
     return error, play_began
 
 
-def _loaded_beside(spec, loading, stop):
-    """Compile or load the job's kernel in a thread of its own while this one waits and
-    polls `stop`: whether it was loaded before a stop was asked for.
-
-    A compile can take a minute and a stop must not wait for it, yet must not be raised
-    into numba or LLVM either (engine.run.stop_signals). A loader left behind by a stop
-    ends with the process."""
-    failure = []
-
-    def load():
-        try:
-            with loading:
-                load_kernel(spec)
-        except BaseException as error:  # handed to the waiting thread, raised there
-            failure.append(error)
-
-    loader = threading.Thread(target=load, name="sim-kernel-load", daemon=True)
-    loader.start()
-    while loader.is_alive():
-        if stop.requested():
-            return False
-        loader.join(0.05)
-    if failure:
-        raise failure[0]
-    return True
+def _load(request, spec, notice):
+    with announced_compile(request.game, request.policy, notice):
+        load_kernel(spec)
 
 
 def _record(request, journals, totals, progress, result):

@@ -82,12 +82,20 @@ def _on_a_terminal():
 
 
 class Stopped(BaseException):
-    """A stop signal raised by raising_stops. `unwritten`: the file whose write it cut
-    short, removed as the write unwound."""
+    """A stop signal raised by raising_stops. `unwritten`: the files whose writing it
+    cut short, removed as it unwound; `written`: files it let finish first."""
 
-    def __init__(self, signum, unwritten=None):
+    def __init__(self, signum, unwritten=(), written=()):
         super().__init__(signum)
-        self.signum, self.unwritten = signum, unwritten
+        self.signum, self.unwritten, self.written = signum, list(unwritten), list(written)
+
+    def what_is_kept(self):
+        """What the `interrupted: ` line says, or None when the stop named no file."""
+        if self.written:
+            return f"{', '.join(map(str, self.written))} written in full"
+        if self.unwritten:
+            return f"{', '.join(map(str, self.unwritten))} not written"
+        return None
 
 
 @contextlib.contextmanager
@@ -115,3 +123,30 @@ def ending_at_once():
         yield
     finally:
         _restore(old)
+
+
+def beside(work, stop=None):
+    """Call work() in a thread of its own while this one waits: True once it is done,
+    False as soon as stop.requested() (the thread is then left to end with the process).
+    An exception of work() is raised here.
+
+    A compile, or a long compiled loop, runs no Python for seconds or minutes, and a
+    signal handler runs only in the main thread between Python steps: waiting here keeps
+    handlers prompt, and nothing is ever raised into the work."""
+    failure = []
+
+    def call():
+        try:
+            work()
+        except BaseException as error:  # handed to the waiting thread, raised there
+            failure.append(error)
+
+    worker = threading.Thread(target=call, name="sim-beside", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        if stop is not None and stop.requested():
+            return False
+        worker.join(0.05)
+    if failure:
+        raise failure[0]
+    return True
