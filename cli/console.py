@@ -5,7 +5,7 @@ from sim.engine.run.stop_signals import stop_at_once
 
 
 def run():
-    stop_at_once(lambda: "nothing written")
+    stop_at_once()
     from sim.cli.main import run_console
 
     run_console()

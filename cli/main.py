@@ -21,7 +21,7 @@ from sim.cli.options import (
 )
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 from sim.engine.games import BROKEN_PLUGINS, registered_games
-from sim.engine.run.stop_signals import Stopped, stop_at_once
+from sim.engine.run.stop_signals import Stopped, StopSignals, kept_so_far, say_kept, stop_at_once
 
 GAMES = registered_games()  # built-in and plugged-in games, each a command
 
@@ -110,12 +110,8 @@ class SimGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
-# What is kept when a stop ends the command: a run or a sweep says more as it goes.
-_written_so_far = ["nothing written"]
-
-
 def _stopped(signum, what=None):
-    click.echo(f"interrupted: {what or _written_so_far[0]}", err=True)
+    click.echo(f"interrupted: {what or kept_so_far()}", err=True)
     sys.exit(128 + signum)
 
 
@@ -135,7 +131,7 @@ def run_console():
     gc.set_threshold(YOUNG_OBJECTS_COLLECTED, *gc.get_threshold()[1:])
     # Ctrl-C or a scheduler's stop ends the command at once, in one line, exit 128 +
     # signal; a run, and a write that can be undone, take their own (stop_signals).
-    stop_at_once(lambda: _written_so_far[0])
+    stop_at_once()
     try:
         main()
     except SystemExit as done:
@@ -269,7 +265,7 @@ _RUN_OPTIONS = (
 
 
 def _run_game(game, options):
-    _written_so_far[0] = "no deal finished; nothing written"
+    say_kept("no deal finished; nothing written")
     check_deal_range(options["start"], options["n"])
     rules = {rule.name: options[rule.name] for rule in game.rules}
     from sim.engine.run import sweep
@@ -285,7 +281,6 @@ def _run_game(game, options):
         raise click.ClickException(str(error)) from None
     request = _request(game, 0, params, rules, options, options["out"])
     result = _play(request, options)
-    _written_so_far[0] = f"{result.kept:,} of {request.n:,} deals kept in {result.path}"
     if not options["quiet"] and result.kept:
         _print(format_summary(request, result))
     if not result.completed or result.signal:
@@ -329,12 +324,18 @@ def _play(request, options):
     from sim.policies.registry import PolicyError
 
     bar = _ProgressBar(request.n, options["quiet"])
-    try:
-        result = run(request, progress=bar.update, notice=None if options["quiet"] else notice)
-    except (RunError, ResultFileError, PolicyError, _cluster_error()) as error:
-        raise click.ClickException(str(error)) from None
-    finally:
-        bar.close()
+    # One StopSignals from the run's first step until what it kept is said: a stop
+    # that comes after the run's last look is still noted, and acted on by the caller.
+    with StopSignals() as stop:
+        try:
+            say = None if options["quiet"] else notice
+            result = run(request, progress=bar.update, notice=say, stop=stop)
+        except (RunError, ResultFileError, PolicyError, _cluster_error()) as error:
+            raise click.ClickException(str(error)) from None
+        finally:
+            bar.close()
+        say_kept(f"{result.kept:,} of {request.n:,} deals kept in {result.path}")
+    result.signal = result.signal or stop.signum
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     return result
@@ -388,7 +389,7 @@ def _run_sweep(game, policies, rules, options):
     for number, (setting, path) in enumerate(zip(grid, files, strict=True), 1):
         label = f"[{number}/{len(grid)}] {setting.policy.name} {_params_text(setting)}".rstrip()
         if number > 1 or options["resume"]:
-            _written_so_far[0] = (
+            say_kept(
                 f"sweep stopped at setting {number} of {len(grid)}; "
                 "run the same command with --resume to go on"
             )
@@ -400,10 +401,13 @@ def _run_sweep(game, policies, rules, options):
         which = policies.index(setting.policy)
         request = _request(game, which, setting.params, rules, options, path, resume)
         result = _play(request, options)
+        if result.completed and result.signal and number == len(grid):
+            left, then = "every setting is done; ", "for the comparison"
+            _stop(request, result, f"run the same command with --resume {then}", left)
         if not result.completed or result.signal:
             left = f"sweep stopped at setting {number} of {len(grid)}; "
             _stop(request, result, "run the same command with --resume to go on", left)
-    _written_so_far[0] = f"every setting of the sweep is kept in {folder}"
+    say_kept(f"every setting of the sweep is kept in {folder}")
     _compare_sweep(folder, files, options)
 
 

@@ -2,11 +2,17 @@
 is ever removed, and each refusal is one error line."""
 
 import os
+import signal
 import stat
+import time
+from pathlib import Path
 
 import pytest
 from conftest import sim
 from test_compare import known_pair
+
+from sim.engine.analysis.output import write_together
+from sim.engine.run.stop_signals import Stopped
 
 NOT_REGULAR = "exists and is not a regular file; it is never replaced"
 
@@ -108,3 +114,40 @@ def test_a_plot_of_an_earlier_report_is_kept_without_overwrite(pair, tmp_path):
     assert result.output.strip() == f"Error: {plot} exists; use --overwrite to replace it"
     assert plot.read_bytes() == b"an earlier plot"
     assert not (tmp_path / "r.md").exists()
+
+
+# Files written together (a CSV and its description, a report and its plots).
+
+
+def _text(text):
+    return lambda tmp: Path(tmp).write_text(text)
+
+
+def test_a_stop_while_files_are_written_together_leaves_none_of_them(tmp_path):
+    csv, plot = tmp_path / "a.csv", tmp_path / "plots" / "b.png"
+
+    def stopped_midway(tmp):
+        Path(tmp).write_text("half")
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the stop comes first
+
+    with pytest.raises(Stopped) as stop:
+        write_together([(csv, _text("a")), (plot, stopped_midway)])
+    assert (stop.value.signum, stop.value.unwritten) == (signal.SIGTERM, [csv, plot])
+    assert list(tmp_path.iterdir()) == []  # no temporary file, no folder made for plots
+
+
+def test_a_stop_while_files_are_moved_into_place_lets_every_move_end(tmp_path, monkeypatch):
+    csv, description = tmp_path / "a.csv", tmp_path / "a.csv.json"
+    replace = os.replace
+
+    def replace_then_stop(source, target):
+        replace(source, target)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(os, "replace", replace_then_stop)
+    with pytest.raises(Stopped) as stop:
+        write_together([(csv, _text("a")), (description, _text("{}"))])
+    assert (stop.value.signum, stop.value.written) == (signal.SIGINT, [csv, description])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "a.csv.json"]
+    assert stop.value.what_is_kept() == f"{csv}, {description} written in full"

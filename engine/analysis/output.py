@@ -4,13 +4,15 @@ The rules are engine.run.files': only a regular file is ever replaced, and only 
 --overwrite; a file is written under a temporary name beside it and moved into place.
 """
 
+import contextlib
 import os
+import signal
 import stat
 from pathlib import Path
 
 from sim.engine.analysis.inputs import AnalysisError
 from sim.engine.run.files import OutputError, check_output, temporary_path
-from sim.engine.run.stop_signals import Stopped, StopSignals, raising_stops
+from sim.engine.run.stop_signals import Stopped, StopSignals, say_kept
 
 
 def check_writable(path, overwrite, what="--out"):
@@ -28,35 +30,54 @@ def write_atomically(path, write):
 
 def write_together(writes):
     """Call write(temporary path) for each (path, write), then move every finished file
-    into place: a failure or a stop while they are written leaves none of them (a
-    Stopped names them as not written), and the moves are not cut short (a stop asked
-    for meanwhile is raised after them, naming them as written)."""
+    into place.
+
+    A failure or a stop while they are written leaves none of them (a Stopped names them
+    as not written, and folders made for them go too); the moves are not cut short, and
+    a stop asked for meanwhile is raised after them, naming the files as written."""
     paths = [Path(path) for path, _ in writes]
-    temporaries = []
-    try:
-        with raising_stops():
+    temporaries, folders = [], []
+    with StopSignals() as stop:
+        try:
+            stop.immediate = True  # plain Python that undoes itself as it unwinds
             for path, (_, write) in zip(paths, writes, strict=True):
-                path.parent.mkdir(parents=True, exist_ok=True)
+                folders += _make_folder(path.parent)
                 temporaries.append(temporary_path(path))
                 write(temporaries[-1])
             for path in paths:
                 _refuse_if_not_regular(path)
-        with StopSignals() as moving:
-            for tmp, path in zip(temporaries, paths, strict=True):
-                os.replace(tmp, path)
-    except Stopped as stop:
-        _remove(temporaries)
-        raise Stopped(stop.signum, unwritten=paths) from None
-    except BaseException:
-        _remove(temporaries)
-        raise
-    if moving.requested():
-        raise Stopped(moving.signum, written=paths)
+            stop.immediate = False
+        except BaseException as error:
+            stop.immediate = False
+            _remove(temporaries, folders)
+            if isinstance(error, KeyboardInterrupt):
+                raise Stopped(stop.signum or signal.SIGINT, unwritten=paths) from None
+            raise
+        for tmp, path in zip(temporaries, paths, strict=True):
+            os.replace(tmp, path)
+        say_kept(f"{', '.join(map(str, paths))} written in full")
+    if stop.requested():
+        raise Stopped(stop.signum, written=paths)
 
 
-def _remove(temporaries):
+def _make_folder(folder):
+    """Make folder and the folders above it that are missing: those it made, the
+    deepest first."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        made.mkdir(exist_ok=True)
+    return missing
+
+
+def _remove(temporaries, folders):
     for tmp in temporaries:
         tmp.unlink(missing_ok=True)
+    for folder in folders:  # the deepest first; one that holds something else stays
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _refuse_if_not_regular(path):

@@ -36,17 +36,25 @@ from sim.engine.run.stop_signals import StopSignals
 __all__ = ["RunError", "RunRequest", "default_filename", "run"]
 
 
-def run(request, progress=None, notice=None):
+def run(request, progress=None, notice=None, stop=None):
     """Play the requested deals and write the result file; return a RunResult.
 
     `progress(deals)` is called once play is about to start (with any rows carried
     over by --resume, possibly 0) and then as deals finish, in order. `notice(line)`
     is called with one line before a wait the user should know of: a first compile.
+    `stop`: the caller's StopSignals, entered, to be polled (None: the run's own).
     """
+    with contextlib.ExitStack() as held:
+        if stop is None:
+            stop = held.enter_context(StopSignals())
+        return _run(request, progress, notice, stop)
+
+
+def _run(request, progress, notice, stop):
+    # A stop is only noted, never raised: what is written is never cut short.
     check_request(request)
     out, log = checked_outputs(request)
-    # From the first lock on a stop is only noted: what is written is never cut short.
-    with StopSignals() as stop, contextlib.ExitStack() as locks:
+    with contextlib.ExitStack() as locks:
         lock_outputs(locks, out, log)
         remove_stale_temporaries(out, log)
         notes = salvage(request, out, locks)

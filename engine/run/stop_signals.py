@@ -3,9 +3,11 @@
 A signal is never raised into numba or LLVM: an exception raised into them as they
 import or compile is swallowed by a ctypes callback, turned into an ImportError, or
 leaves half-built objects that print tracebacks as they go. So a command ends at once
-while nothing of its own is half written (stopping_at_once); a run notes a stop and acts
-on it between writes (StopSignals); and a write that cleans up after itself as it
-unwinds is interrupted (raising_stops), in plain Python."""
+while nothing of its own is half written (stop_at_once, saying what say_kept last
+said); a run notes a stop and acts on it between writes (StopSignals); plain Python that
+undoes its work as it unwinds (a file under a temporary name, a child process) is
+interrupted (StopSignals.immediate, raising_stops); and compiled work runs beside a
+waiting main thread (beside), so that a handler never waits for it."""
 
 import contextlib
 import os
@@ -36,6 +38,7 @@ class StopSignals:
     def _handle(self, signum, frame):
         self.signum = self.signum or signum
         if self.immediate:
+            self.immediate = False  # once: a second signal must not cut the clean-up
             raise KeyboardInterrupt
 
     def __enter__(self):
@@ -58,17 +61,30 @@ def _restore(old):
         signal.signal(signum, handler)
 
 
-def stop_at_once(what_is_kept):
+_KEPT = ["nothing written"]
+
+
+def say_kept(line):
+    """What a stop ending the command at once (stop_at_once) says is kept, from now on:
+    set by the work that writes, before it lets such a stop in again."""
+    _KEPT[0] = line
+
+
+def kept_so_far():
+    return _KEPT[0]
+
+
+def stop_at_once():
     """Make SIGINT, SIGTERM and SIGHUP end the process at once, with one line,
-    `interrupted: ` and what_is_kept(), and exit 128 + signal: for a command while no
-    file of its own is half written (the blocks below say when one is)."""
+    `interrupted: ` and what say_kept last said, and exit 128 + signal: for a command
+    while no file of its own is half written (the blocks below say when one is)."""
 
     def stop(signum, frame):
         with contextlib.suppress(Exception):  # the interrupted code may be writing to it
             sys.stdout.flush()
         after_caret = "\n" if signum == signal.SIGINT and _on_a_terminal() else ""
         with contextlib.suppress(OSError):
-            os.write(2, f"{after_caret}interrupted: {what_is_kept()}\n".encode())
+            os.write(2, f"{after_caret}interrupted: {_KEPT[0]}\n".encode())
         os._exit(128 + signum)
 
     _install(stop)
