@@ -22,10 +22,9 @@ class StopSignals:
     """Within the block, SIGINT, SIGTERM and SIGHUP ask the run to stop.
 
     A signal only sets `signum`, which the run polls, so that no write is ever cut in
-    half; while `immediate` (waiting on a Dask cluster, in plain Python) it interrupts
-    at once."""
-
-    SIGNALS = SIGNALS
+    half. While `immediate` (plain Python that undoes its work as it unwinds: waiting on
+    a Dask cluster, writing files under temporary names) the first signal interrupts at
+    once, as a KeyboardInterrupt."""
 
     def __init__(self):
         self.signum = None
@@ -116,17 +115,15 @@ class Stopped(BaseException):
 
 @contextlib.contextmanager
 def raising_stops():
-    """Within the block, SIGINT, SIGTERM and SIGHUP raise Stopped: for plain Python
-    that cleans up as it unwinds (a file under a temporary name, a child process)."""
-
-    def stop(signum, frame):
-        raise Stopped(signum)
-
-    old = _install(stop)
-    try:
-        yield
-    finally:
-        _restore(old)
+    """Within the block, the first SIGINT, SIGTERM or SIGHUP raises Stopped: for plain
+    Python that cleans up as it unwinds (a file under a temporary name, a child
+    process). Later ones are only noted, so that they do not cut the clean-up."""
+    with StopSignals() as stop:
+        stop.immediate = True
+        try:
+            yield
+        except KeyboardInterrupt:
+            raise Stopped(stop.signum or signal.SIGINT) from None
 
 
 @contextlib.contextmanager
