@@ -6,13 +6,12 @@ The rules are engine.run.files': only a regular file is ever replaced, and only 
 
 import contextlib
 import os
-import signal
 import stat
 from pathlib import Path
 
 from sim.engine.analysis.inputs import AnalysisError
 from sim.engine.run.files import OutputError, check_output, temporary_path
-from sim.engine.run.stop_signals import Stopped, StopSignals, say_kept
+from sim.engine.run.stop_signals import Stopped, raising_stops, say_kept
 
 
 def check_writable(path, overwrite, what="--out"):
@@ -37,25 +36,25 @@ def write_together(writes):
     a stop asked for meanwhile is raised after them, naming the files as written."""
     paths = [Path(path) for path, _ in writes]
     temporaries, folders = [], []
-    with StopSignals() as stop:
-        try:
-            stop.immediate = True  # plain Python that undoes itself as it unwinds
-            for path, (_, write) in zip(paths, writes, strict=True):
-                folders += _make_folder(path.parent)
-                temporaries.append(temporary_path(path))
-                write(temporaries[-1])
-            for path in paths:
-                _refuse_if_not_regular(path)
-            stop.immediate = False
-        except BaseException as error:
-            stop.immediate = False
-            _remove(temporaries, folders)
-            if isinstance(error, KeyboardInterrupt):
-                raise Stopped(stop.signum or signal.SIGINT, unwritten=paths) from None
-            raise
-        for tmp, path in zip(temporaries, paths, strict=True):
-            os.replace(tmp, path)
-        say_kept(f"{', '.join(map(str, paths))} written in full")
+    try:
+        with raising_stops() as stop:
+            try:
+                for path, (_, write) in zip(paths, writes, strict=True):
+                    folders += _make_folder(path.parent)
+                    temporaries.append(temporary_path(path))
+                    write(temporaries[-1])
+                for path in paths:
+                    _refuse_if_not_regular(path)
+            except BaseException:
+                stop.immediate = False  # the clean-up is not cut short
+                _remove(temporaries, folders)
+                raise
+            stop.immediate = False  # nor are the moves
+            for tmp, path in zip(temporaries, paths, strict=True):
+                os.replace(tmp, path)
+            say_kept(f"{', '.join(map(str, paths))} written in full")
+    except Stopped as stopped:
+        raise Stopped(stopped.signum, unwritten=paths) from None
     if stop.requested():
         raise Stopped(stop.signum, written=paths)
 

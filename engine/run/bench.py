@@ -105,11 +105,12 @@ def time_startup(repeat):
             env = os.environ | completion | {"_SIM_COMPLETE": "bash_complete"}
         runs.append((label, sim + args, env))
     samples = {label: [] for label, _, _ in runs}
-    for _ in range(repeat + 1):  # the first round warms the page cache, untimed
-        for label, command, env in runs:
-            clock = time.perf_counter()
-            _run(label, command, env)
-            samples[label].append(time.perf_counter() - clock)
+    with raising_stops():  # a stop unwinds: the command being timed is killed
+        for _ in range(repeat + 1):  # the first round warms the page cache, untimed
+            for label, command, env in runs:
+                clock = time.perf_counter()
+                _run(label, command, env)
+                samples[label].append(time.perf_counter() - clock)
     return [(label, statistics.median(times[1:])) for label, times in samples.items()]
 
 
@@ -132,10 +133,9 @@ def _timed(label, command):
 
 def _run(label, command, env=None):
     try:
-        with raising_stops():  # which kills the command under test as it unwinds
-            done = subprocess.run(
-                command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
-            )
+        done = subprocess.run(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+        )
     except OSError as error:
         raise BenchError(f"`{label}` cannot start: {error.strerror}") from None
     if done.returncode != 0:

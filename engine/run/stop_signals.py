@@ -117,11 +117,12 @@ class Stopped(BaseException):
 def raising_stops():
     """Within the block, the first SIGINT, SIGTERM or SIGHUP raises Stopped: for plain
     Python that cleans up as it unwinds (a file under a temporary name, a child
-    process). Later ones are only noted, so that they do not cut the clean-up."""
+    process). Later ones are only noted, so that they do not cut the clean-up. The
+    block gets the StopSignals: with `immediate` turned off, a stop is only noted."""
     with StopSignals() as stop:
         stop.immediate = True
         try:
-            yield
+            yield stop
         except KeyboardInterrupt:
             raise Stopped(stop.signum or signal.SIGINT) from None
 
