@@ -94,8 +94,9 @@ for the redeal.
 
 At the start of each deal phase (and whenever its plan runs out) it looks for a
 win with the search policy's limited-discrepancy search (half of `nodes`
-positions), then searches the game in which a 2 in column 1 never moves again (a
-quarter): small, and it holds most wins. Then it searches the whole game with
+positions, at most 250,000), then searches the game in which a 2 in column 1
+never moves again and a run's extension is played first where there is one (half):
+small, and it holds most wins. Then it searches the whole game with
 the rest, depth first over classes of positions (while column 1 holds a gap, the
 orders of its 2s are one class: 2-moves reach each from the others), with a table
 of classes seen. A winning line is played: `won`. Otherwise it plays to the best

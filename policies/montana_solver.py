@@ -8,14 +8,17 @@ explores every position reachable by card moves (M2-M4) until it finds a won gri
 Three stages, each with a share of the budget (decide_nb), the first win ending it:
 
 - `lds_line_nb`, the search policy's limited-discrepancy look (the greedy line, then
-  lines that leave it once, twice, ...): at small budgets it finds wins soonest.
-  It proves nothing.
+  lines that leave it once, twice, ...), at most LDS_NODES_CAP positions: at small
+  budgets it finds wins soonest. It proves nothing.
 - `restricted_solve_nb`, depth first with a table of positions seen, plays the game
-  in which a 2 in column 1 never moves again.
+  in which a 2 in column 1 never moves again, and in which a move that extends a
+  kept run is the only one tried where there is one.
   That game is far smaller (a 2 that may hop between column-1 gaps multiplies the
-  positions by up to 4! = 24) and holds most wins: on 30 deals without redeals it was
-  decided within 12M positions every time and won 23 of them. A win there is a win;
-  a loss there proves nothing, since some grids are won only by moving a 2 again.
+  positions by up to 4! = 24; trying only a run's extension cuts it further) and
+  holds most wins: on the first 100 deals of seed 99 without redeals it won 64
+  within 8M positions and saw the whole of its game on all but one of the others.
+  A win there is a win; a loss there proves nothing, since some grids are won only
+  by moving a 2 again, or by some other move before a run's extension.
 - `solve_nb`, depth first with a table of classes seen, plays the whole game over
   *classes* of positions, with all the budget left. While column 1 holds a
   gap, the 2s in column 1 can be put in any order among the rows whose column 1 holds
@@ -112,16 +115,20 @@ PROBE_LIMIT = 32
 DEPTH_CAP = 16384
 
 # The shares of the budget, in eighths, of the look for a win and of the restricted
-# game (decide_nb); the whole game gets the rest, with whatever those left unused.
-# Measured on the first 100 deals of seed 99 without redeals at nodes=1M (won,
-# proved lost): 4 and 2 eighths 47 and 1, in 0.29 s a deal; 2 and 2: 43 and 1; 0 and
-# 4: 37 and 1; 6 and 1: 45 and 1. At nodes=16M, on the first 30, all three measured
-# gave 24 and 2.
-# The limited-discrepancy look is capped so that its table (twice its budget, 10
-# bytes a slot, pages touched only as used) stays within 160 MB.
+# game (staged_decide_nb); the whole game gets the rest, with whatever those left
+# unused. The look finds wins soonest at small budgets and is capped above them (its
+# table takes twice its budget, 10 bytes a slot). Measured on the first 100 deals of
+# seed 99 without redeals, won (proved lost) at nodes=1M and 4M:
+# - these shares and cap: 49 (1) and 65 (2);
+# - no look, 5 eighths to the restricted game: 51 (1) and 65 (2), but at nodes=50,000
+#   on the first 200 deals 26 (4), where these shares won 41 (4);
+# - 4 eighths to the restricted game, then 2 to one in which a 2 may leave column 1
+#   once: 46 (1) and 69 (2);
+# - the shares before, the look uncapped and the restricted game without extending
+#   runs first (4 and 2 eighths): 47 (1) and 59 (2).
 LDS_EIGHTHS = 4
-RESTRICTED_EIGHTHS = 2
-LDS_NODES_CAP = 8_000_000
+RESTRICTED_EIGHTHS = 4
+LDS_NODES_CAP = 250_000
 
 # What "best position at the redeal" means (parameter `keep`):
 KEEP_SCORE = 0  # most cards in kept runs (M5), the first such position found
@@ -174,9 +181,11 @@ def keep_value_nb(state, keep):
 
 
 @njit(cache=True)
-def restricted_solve_nb(state, budget, keep, line):
-    """The restricted game from state (a 2 in column 1 never moves): (verdict, nodes,
-    line length, worth of the stuck position the line leads to, -1 if none).
+def restricted_solve_nb(state, budget, keep, line, extend_first):
+    """The restricted game from state, in which a 2 in column 1 never moves and, if
+    extend_first, a move that extends a kept run is the only one tried where there is
+    one: (verdict, nodes, line length, worth of the stuck position the line leads to,
+    -1 if none).
 
     OUTCOME_WON: the line wins, in the real game too. OUTCOME_LOST: the restricted
     game is lost, which proves nothing of the real one; the line leads to the best
@@ -199,7 +208,7 @@ def restricted_solve_nb(state, budget, keep, line):
     stored = 0
     key = grid_key_nb(scratch) | 1  # never 0, the empty slot
     seen_insert_nb(keys, key, PROBE_LIMIT)
-    count[0] = _restricted_moves_nb(scratch, moves[0], values)
+    count[0] = _restricted_moves_nb(scratch, moves[0], values, extend_first)
     best_value, best_len, best_depth = np.int64(-1), 0, DEPTH_CAP + 1
     if count[0] == 0:
         if score_nb(scratch) == WIN_SCORE:
@@ -238,7 +247,7 @@ def restricted_solve_nb(state, budget, keep, line):
         if depth == DEPTH_CAP:
             cut = True  # a line this long is left unexplored: no verdict any more
             continue
-        count[depth] = _restricted_moves_nb(scratch, moves[depth], values)
+        count[depth] = _restricted_moves_nb(scratch, moves[depth], values, extend_first)
         if count[depth] == 0:
             if score_nb(scratch) == WIN_SCORE:
                 return OUTCOME_WON, nodes, _copy_line_nb(path, depth, line), np.int64(-1)
@@ -253,8 +262,9 @@ def restricted_solve_nb(state, budget, keep, line):
 
 
 @njit(cache=True)
-def _restricted_moves_nb(state, out, values):
-    """ordered_moves_nb without the moves of a 2 out of column 1; how many."""
+def _restricted_moves_nb(state, out, values, extend_first):
+    """ordered_moves_nb without the moves of a 2 out of column 1, and only a run's
+    extension where extend_first finds one; how many."""
     n = ordered_moves_nb(state, out, values, True)
     kept = 0
     for i in range(n):
@@ -263,6 +273,13 @@ def _restricted_moves_nb(state, out, values):
             continue
         out[kept] = out[i]
         kept += 1
+    if extend_first:
+        for i in range(kept):
+            target = out[i] % CELLS
+            row = target // COLS
+            if state[RUN + row] > 0 and target == COLS * row + state[RUN + row]:
+                out[0] = out[i]
+                return 1
     return kept
 
 
@@ -668,11 +685,12 @@ def decide_nb(state, budget, keep, line):
 
 @njit(cache=True)
 def staged_decide_nb(state, budget, keep, line, lds_eighths, restricted_eighths):
-    """Decide the phase in three stages, each with a share of the budget in eighths:
-    the limited-discrepancy look for a win (lds_line_nb), the restricted game
-    (restricted_solve_nb), then the whole game over classes (solve_nb) with all that
-    is left, which proves losses and finds the wins that need a 2 to move again. A win
-    ends the search. When none wins, the line is the one to the better end."""
+    """Decide the phase in up to three stages, each with a share of the budget in
+    eighths: the limited-discrepancy look for a win (lds_line_nb), the restricted game
+    with runs extended first (restricted_solve_nb), then the whole game over classes
+    (solve_nb) with all that is left, which proves losses and finds the wins that need
+    a 2 to move again. A win ends the search. When none wins, the line is the one to
+    the better end."""
     used = 0
     quick_len, quick_score = 0, -1
     if lds_eighths > 0:
@@ -683,7 +701,7 @@ def staged_decide_nb(state, budget, keep, line, lds_eighths, restricted_eighths)
         used = quick
     quick_line = line[:quick_len].copy()
     share = max(1, budget * restricted_eighths // 8)
-    verdict, nodes, length, value = restricted_solve_nb(state, share, keep, line)
+    verdict, nodes, length, value = restricted_solve_nb(state, share, keep, line, True)
     used += nodes
     if verdict == OUTCOME_WON:
         return OUTCOME_WON, used, length

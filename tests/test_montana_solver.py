@@ -229,7 +229,7 @@ def test_M3_the_win_may_need_a_two_to_leave_one_column_one_for_another():
     notation = [montana.action_notation(int(a)) for a in line]
     assert notation == ["2H>r4c1", "2S>r1c1"]
     # the game where a 2 in column 1 never moves again loses it: no proof of the real one
-    assert restricted(grid)[0] == montana.OUTCOME_LOST
+    assert restricted(grid, False)[0] == montana.OUTCOME_LOST
 
 
 def test_M3_M5_a_kept_run_may_have_to_move_whole_to_another_row():
@@ -253,23 +253,29 @@ def test_M3_M5_a_kept_run_may_have_to_move_whole_to_another_row():
     verdict, _, line = solve(grid)
     assert verdict == montana.OUTCOME_WON
     assert rule_score(replay(grid, line)) == 48
+    # the restricted game, runs extended first or not, loses it: its loss is no proof
+    assert restricted(grid, True)[0] == restricted(grid, False)[0] == montana.OUTCOME_LOST
 
 
-def restricted(grid, budget=10_000_000):
+def restricted(grid, extend_first, budget=10_000_000):
     state = np.zeros(montana.STATE_SIZE, np.int16)
     montana.set_grid_nb(state, np.array(grid, np.int16), 0)
     line = np.zeros(montana.PLAN_CAP, np.int16)
-    verdict, nodes, length, _ = solver.restricted_solve_nb(state, budget, solver.KEEP_SCORE, line)
+    verdict, nodes, length, _ = solver.restricted_solve_nb(
+        state, budget, solver.KEEP_SCORE, line, extend_first
+    )
     return verdict, nodes, line[:length]
 
 
+@pytest.mark.parametrize("extend_first", [False, True])
 @pytest.mark.parametrize("free_ranks, free_low", [(2, True), (3, True)])
 def test_M3_a_win_of_the_game_where_column_one_2s_stay_is_a_win_and_its_loss_no_proof(
-    free_ranks, free_low
+    free_ranks, free_low, extend_first
 ):
-    # The restricted game (a 2 in column 1 never moves again) wins only where the rules
-    # win; some grids it loses are won by moving a 2 again, so decide_nb must go on to
-    # the whole game there, and does.
+    # The restricted game (a 2 in column 1 never moves again; with extend_first, a
+    # run's extension is the only move tried where there is one) wins only where the
+    # rules win; some grids it loses are won by moving a 2 again, so decide_nb must
+    # go on to the whole game there, and does.
     rng = random.Random(77 + free_ranks)
     restricted_losses_won = 0
     for _ in range(40):
@@ -277,7 +283,7 @@ def test_M3_a_win_of_the_game_where_column_one_2s_stay_is_a_win_and_its_loss_no_
         truth = exhaustive(grid, 10_000)
         if truth is None:
             continue
-        verdict, _, line = restricted(grid)
+        verdict, _, line = restricted(grid, extend_first)
         if verdict == montana.OUTCOME_WON:
             assert truth[0] and rule_score(replay(grid, line)) == 48
         elif truth[0]:
