@@ -175,6 +175,12 @@ def _notes(runs):
         click.echo(f"note: {path} is not a sim result file; left out", err=True)
 
     for run in runs:
+        if run.conflicts:
+            click.echo(
+                f"note: {run.conflicts:,} deals of {run.label} differ between its files "
+                f"({', '.join(map(str, run.files))}); each is counted from the first",
+                err=True,
+            )
         for path, meta in zip(run.files, run.metas, strict=True):
             if meta.get("completed") is False:
                 done, planned = meta.get("n_done"), meta.get("n")

@@ -125,6 +125,34 @@ def test_files_of_one_run_are_pooled_and_a_deal_played_twice_counts_once(tmp_pat
     assert (row["files"], row["deals"], row["wins"]) == (2, 25, int(won.sum()))
 
 
+def test_a_deal_whose_files_disagree_is_counted_once_with_a_note(tmp_path):
+    # Two files of one run (same policy and settings) whose rows for deals 10..14
+    # differ: a run's results should be the same wherever a deal was played, so the
+    # difference is said, never silently dropped.
+    won = np.arange(25) % 3 == 0
+    changed = won.copy()
+    changed[[10, 13]] = ~changed[[10, 13]]
+    write_result(tmp_path / "first.parquet", "a", won[:15], deals=range(15))
+    write_result(tmp_path / "second.parquet", "a", changed[10:], deals=range(10, 25))
+    (run,) = load_runs([tmp_path / "first.parquet", tmp_path / "second.parquet"])
+    assert (run.deals, int(run.won.sum()), run.conflicts) == (25, int(won.sum()), 2)
+    result = sim("compare", tmp_path / "first.parquet", tmp_path / "second.parquet")
+    assert result.exit_code == 0
+    note = (
+        f"note: 2 deals of a differ between its files ({tmp_path / 'first.parquet'}, "
+        f"{tmp_path / 'second.parquet'}); each is counted from the first"
+    )
+    assert note in result.output.splitlines()
+
+
+def test_files_that_agree_on_their_common_deals_get_no_note(tmp_path):
+    won = np.arange(25) % 3 == 0
+    write_result(tmp_path / "first.parquet", "a", won[:15], deals=range(15))
+    write_result(tmp_path / "second.parquet", "a", won[10:], deals=range(10, 25))
+    result = sim("compare", tmp_path)
+    assert result.exit_code == 0 and "differ" not in result.output
+
+
 def test_same_deal_index_under_another_seed_is_another_deal(tmp_path):
     write_result(tmp_path / "s0.parquet", "a", [True, False], seed=0)
     write_result(tmp_path / "s1.parquet", "a", [True, True], seed=1)

@@ -3,8 +3,9 @@
 A run is what produced the rows: (game, rules, policy, params), read from the rows
 themselves (the text columns of engine.run.results.IDENTITY) or, for a file written
 before rows carried them (only `policy`: an "old file"), from the file's run description.
-Files of one run are pooled, a deal present in two of them counted once; a file whose
-rows name several runs is split between them.
+Files of one run are pooled, a deal present in two of them counted once (from the file
+named first; deals whose rows there differ are counted, for a note); a file whose rows
+name several runs is split between them.
 
 Runs are grouped by (game, rules): only the runs of one group played their deals under
 the same rules, so only they are paired. Within a group every deal gets an int64 key that
@@ -62,6 +63,7 @@ class Run:
     moves: np.ndarray = None
     outcome_shares: dict = field(default_factory=dict)  # label -> bool mask, beyond won/lost
     means: dict = field(default_factory=dict)  # column -> values
+    conflicts: int = 0  # deals in two of its files whose won, score or moves differ
 
     @property
     def deals(self):
@@ -329,6 +331,7 @@ def _pool(run, parts):
     key = np.concatenate([k for k, _ in parts])
     table = pa.concat_tables([t for _, t in parts], promote_options="permissive")
     if len(key) > 1 and not np.all(key[1:] > key[:-1]):
+        run.conflicts = _conflicting_deals(key, table)
         key, first = np.unique(key, return_index=True)
         table = table.take(pa.array(first))
     run.key = key
@@ -346,6 +349,17 @@ def _pool(run, parts):
     for name in MEAN_COLUMNS:
         if name in table.column_names:
             run.means[name] = _values(table, name)
+
+
+def _conflicting_deals(key, table):
+    """How many deals appear more than once in key with rows that differ in won, score
+    or moves: a run's results should be the same wherever its deal was played."""
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    differs = np.zeros(len(key), bool)
+    for name in ("won", "score", "moves"):
+        values = _values(table, name)
+        differs |= values != values[first][inverse]
+    return len(np.unique(key[differs]))
 
 
 def _values(table, name):
