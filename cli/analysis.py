@@ -166,6 +166,10 @@ def _refuse_an_input(out, runs):
         raise AnalysisError(f"{out} is one of the inputs; choose another --out")
 
 
+def _deals(n):
+    return "1 deal" if n == 1 else f"{n:,} deals"
+
+
 def _notes(runs):
     """Notes on inputs: incomplete runs, files of the old layout, and Parquet files in the
     folders given that are not sim result files."""
@@ -176,9 +180,12 @@ def _notes(runs):
 
     for run in runs:
         if run.conflicts:
+            named = ", ".join(map(str, run.files[:3]))
+            more = f" and {len(run.files) - 3:,} more" if len(run.files) > 3 else ""
             click.echo(
-                f"note: {run.conflicts:,} deals of {run.label} differ between its files "
-                f"({', '.join(map(str, run.files))}); each is counted from the first",
+                f"note: {_deals(run.conflicts)} of {run.label} "
+                f"{'differs' if run.conflicts == 1 else 'differ'} between its files "
+                f"({named}{more}); each is counted from the first",
                 err=True,
             )
         for path, meta in zip(run.files, run.metas, strict=True):

@@ -143,6 +143,17 @@ def test_a_deal_whose_files_disagree_is_counted_once_with_a_note(tmp_path):
         f"{tmp_path / 'second.parquet'}); each is counted from the first"
     )
     assert note in result.output.splitlines()
+    changed[13] = won[13]  # one deal left that differs
+    write_result(tmp_path / "second.parquet", "a", changed[10:], deals=range(10, 25))
+    result = sim(
+        "report",
+        tmp_path / "first.parquet",
+        tmp_path / "second.parquet",
+        "--out",
+        tmp_path / "r.md",
+    )
+    assert result.exit_code == 0
+    assert "note: 1 deal of a differs between its files" in result.output
 
 
 def test_files_that_agree_on_their_common_deals_get_no_note(tmp_path):
