@@ -331,9 +331,9 @@ def _pool(run, parts):
     key = np.concatenate([k for k, _ in parts])
     table = pa.concat_tables([t for _, t in parts], promote_options="permissive")
     if len(key) > 1 and not np.all(key[1:] > key[:-1]):
-        run.conflicts = _conflicting_deals(key, table)
-        key, first = np.unique(key, return_index=True)
-        table = table.take(pa.array(first))
+        deals, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        run.conflicts = _conflicting_deals(key, table, first, inverse)
+        key, table = deals, table.take(pa.array(first))
     run.key = key
     run.won = _values(table, "won").astype(bool)
     run.score = _values(table, "score")
@@ -351,10 +351,10 @@ def _pool(run, parts):
             run.means[name] = _values(table, name)
 
 
-def _conflicting_deals(key, table):
+def _conflicting_deals(key, table, first, inverse):
     """How many deals appear more than once in key with rows that differ in won, score
-    or moves: a run's results should be the same wherever its deal was played."""
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    or moves from the row counted (first[inverse], np.unique's): a run's results should
+    be the same wherever its deal was played."""
     differs = np.zeros(len(key), bool)
     for name in ("won", "score", "moves"):
         values = _values(table, name)
