@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, sim
-from montana_helpers import POLICIES, column, play_deals, position
+from montana_helpers import POLICIES, action, column, play_deals, position
 
 from sim.engine import montana
 from sim.engine.games import GAMES
@@ -82,8 +82,8 @@ def exhaustive(grid, limit):
 def replay(grid, line):
     """The grid after the line, every move checked against rule_moves."""
     grid = list(grid)
-    for action in line:
-        card, target = divmod(int(action), 52)
+    for move in line:
+        card, target = divmod(int(move), 52)
         source = grid.index(card)
         assert (source, target) in rule_moves(grid)
         grid[target], grid[source] = card, -1
@@ -255,6 +255,30 @@ def test_M3_M5_a_kept_run_may_have_to_move_whole_to_another_row():
     assert rule_score(replay(grid, line)) == 48
     # the restricted game, runs extended first or not, loses it: its loss is no proof
     assert restricted(grid, True)[0] == restricted(grid, False)[0] == montana.OUTCOME_LOST
+
+
+def test_M4_extending_a_run_first_can_lose_a_win_even_where_column_one_2s_stay():
+    # In the restricted game the runs cannot move, yet extending a run wherever one
+    # can be extended loses this grid, which the same game without that rule wins:
+    # after TC>r3c9 it plays JS>r2c10 at once, and no line wins from there; the wins
+    # extend row 3 with JC first. So runs extended first is a heuristic even in the
+    # restricted game, and that game's loss is never a proof.
+    # r1  2D 3D 4D 5D 6D 7D 8D 9D QH .. QS JC KC
+    # r2  2S 3S 4S 5S 6S 7S 8S 9S TS TC QD JH JD
+    # r3  2C 3C 4C 5C 6C 7C 8C 9C .. KH JS TD QC
+    # r4  2H 3H 4H 5H 6H 7H 8H 9H KS KD .. TH ..
+    grid = position(
+        "2D 3D 4D 5D 6D 7D 8D 9D QH .. QS JC KC",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS TC QD JH JD",
+        "2C 3C 4C 5C 6C 7C 8C 9C .. KH JS TD QC",
+        "2H 3H 4H 5H 6H 7H 8H 9H KS KD .. TH ..",
+        redeals=0,
+    )[: montana.CELLS].tolist()
+    verdict, _, line = restricted(grid, False)
+    assert verdict == montana.OUTCOME_WON and rule_score(replay(grid, line)) == 48
+    assert restricted(grid, True)[0] == montana.OUTCOME_LOST
+    assert not exhaustive(replay(grid, [action("TC>r3c9"), action("JS>r2c10")]), 10_000)[0]
+    assert solve(grid)[0] == montana.OUTCOME_WON
 
 
 def restricted(grid, extend_first, budget=10_000_000):
