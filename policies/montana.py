@@ -92,18 +92,22 @@ solver = Policy(
 Decides each phase exactly, within a budget: wins when a line wins, else plays
 for the redeal.
 
-At the start of each deal phase (and whenever its plan runs out) it looks for a
-win with the search policy's limited-discrepancy search (half of `nodes`
+At the start of each deal phase (and whenever its plan runs out) it first runs a
+beam search: level by level it keeps the nodes/100 positions (at most 10,000)
+that look best by cards in runs, cards already in their final cells and dead
+gaps, up to `nodes` positions; a win found there is played. Otherwise it looks
+for a win with the search policy's limited-discrepancy search (half of `nodes`
 positions, at most 250,000), then searches the game in which a 2 in column 1
 never moves again and a run's extension is played first where there is one (half):
 small, and it holds most wins. Then it searches the whole game with
 the rest, depth first over classes of positions (while column 1 holds a gap, the
 orders of its 2s are one class: 2-moves reach each from the others), with a table
 of classes seen. A winning line is played: `won`. Otherwise it plays to the best
-stuck grid seen for the redeal: keep=0 the most cards in kept runs (M5), by the
-shortest line; keep=1 the same, then the most rows with a run, then the longest
-shortest run; keep=2 no choice, the first stuck grid met (the end of the greedy
-line). After the last redeal a deal not won is `lost` when the whole-game search
-saw every class (a proof), `unknown` when the budget ran out first.
+stuck grid any of these searches saw, for the redeal: keep=0 the most cards in
+kept runs (M5), by the shortest line; keep=1 the same, then the most rows with a
+run, then the longest shortest run; keep=2 no choice, the first stuck grid met
+(the end of the greedy line). After the last redeal a deal not won is `lost`
+when the whole-game search saw every class (a proof), `unknown` when the budget
+ran out first.
 """,
 )

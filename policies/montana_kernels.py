@@ -24,6 +24,7 @@ from sim.engine.montana import (
     MAX_LEGAL,
     PLAN_CAP,
     REDEALS,
+    ROWS,
     RUN,
     SCRATCH_PLAN,
     SCRATCH_PLAN_DEAL,
@@ -358,3 +359,25 @@ def search_nb(state, legal, n_legal, params, stream):
     if planned >= 0:
         return planned
     return best_greedy_nb(state, legal, n_legal)
+
+
+# What "best position at the redeal" means (parameter `keep`):
+KEEP_SCORE = 0  # most cards in kept runs (M5), the first such position found
+KEEP_RUNS = 1  # the same, then most rows with a run, then the longest shortest run
+KEEP_NONE = 2  # no choice: the first stuck position met (the end of the greedy line)
+
+
+@njit(cache=True)
+def keep_value_nb(state, keep):
+    """Worth of a stuck position for the redeal that follows (higher is better)."""
+    if keep == KEEP_NONE:
+        return np.int64(0)
+    score = score_nb(state)
+    if keep == KEEP_SCORE:
+        return np.int64(score)
+    started, shortest = 0, COLS
+    for row in range(ROWS):
+        run = state[RUN + row]
+        started += run > 0
+        shortest = min(shortest, run)
+    return np.int64(score) * 1000 + started * 100 + shortest

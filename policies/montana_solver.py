@@ -5,8 +5,12 @@ So the phase between two redeals is an open puzzle, and the solver decides it: i
 explores every position reachable by card moves (M2-M4) until it finds a won grid
 (M6), or until none is left, which proves that no line wins the phase.
 
-Three stages, each with a share of the budget (decide_nb), the first win ending it:
+Four stages (decide_nb), the first win ending them:
 
+- `beam_line_nb` (policies.montana_beam), a beam search of nodes/100 positions a level
+  (at most BEAM_WIDTH_CAP) and at most the whole budget of positions: it finds wins
+  sooner than the depth-first stages near the default budget, and better stuck grids
+  for the redeal. It proves nothing. The three stages below share the budget again.
 - `lds_line_nb`, the search policy's limited-discrepancy look (the greedy line, then
   lines that leave it once, twice, ...), at most LDS_NODES_CAP positions: at small
   budgets it finds wins soonest. It proves nothing.
@@ -48,7 +52,7 @@ Why `solve_nb` is exact:
   tens of millions of classes per search, that chance is below one in ten thousand
   million.
 
-Both searches record the best stuck position they meet (M5: what a redeal keeps), by
+Every stage records the best stuck position it meets (M5: what a redeal keeps), by
 `keep_value_nb`, with the line to it: when a phase cannot be won, the policy plays to
 that position and lets the redeal come.
 """
@@ -85,11 +89,16 @@ from sim.engine.montana import (
     score_nb,
 )
 from sim.policies.montana import SOLVER_PARAMS
+from sim.policies.montana_beam import beam_line_nb
 from sim.policies.montana_kernels import (
+    KEEP_NONE,
+    KEEP_RUNS,  # noqa: F401 (the keep choices are read from here)
+    KEEP_SCORE,  # noqa: F401
     ZOBRIST,
     _planned_index_nb,
     best_greedy_nb,
     grid_key_nb,
+    keep_value_nb,
     move_value_nb,
     ordered_moves_nb,
     search_plan_nb,
@@ -130,10 +139,11 @@ LDS_EIGHTHS = 4
 RESTRICTED_EIGHTHS = 4
 LDS_NODES_CAP = 250_000
 
-# What "best position at the redeal" means (parameter `keep`):
-KEEP_SCORE = 0  # most cards in kept runs (M5), the first such position found
-KEEP_RUNS = 1  # the same, then most rows with a run, then the longest shortest run
-KEEP_NONE = 2  # no choice: the first stuck position met (the end of the greedy line)
+# The beam search's width: one position a level per BEAM_NODES_PER_WIDTH positions of
+# the budget, at most BEAM_WIDTH_CAP (its level arrays take 6 bytes a position a level
+# for 1,024 levels: 61 MB at the cap).
+BEAM_NODES_PER_WIDTH = 100
+BEAM_WIDTH_CAP = 10_000
 
 # A class's key counts each 2 lying in column 1 by this key instead of its cell's.
 TOKEN = zobrist_keys(20261201, (FIRST_TWO + 4,))
@@ -162,22 +172,6 @@ def _orders():
 
 ORDERS = _orders()
 N_ORDERS = np.array([1, 1, 2, 6, 24], np.int64)
-
-
-@njit(cache=True)
-def keep_value_nb(state, keep):
-    """Worth of a stuck position for the redeal that follows (higher is better)."""
-    if keep == KEEP_NONE:
-        return np.int64(0)
-    score = score_nb(state)
-    if keep == KEEP_SCORE:
-        return np.int64(score)
-    started, shortest = 0, COLS
-    for row in range(ROWS):
-        run = state[RUN + row]
-        started += run > 0
-        shortest = min(shortest, run)
-    return np.int64(score) * 1000 + started * 100 + shortest
 
 
 @njit(cache=True)
@@ -669,28 +663,66 @@ def lds_line_nb(state, budget, line):
 
 @njit(cache=True)
 def _end_score_nb(state, line, length):
+    return score_nb(_line_end_nb(state, line, length))
+
+
+@njit(cache=True)
+def _end_value_nb(state, line, length, keep):
+    return keep_value_nb(_line_end_nb(state, line, length), keep)
+
+
+@njit(cache=True)
+def _line_end_nb(state, line, length):
     trial = state.copy()
     for step in range(length):
         move_card_nb(trial, line[step] // CELLS, line[step] % CELLS)
-    return score_nb(trial)
+    return trial
 
 
 @njit(cache=True)
-def decide_nb(state, budget, keep, line):
+def decide_nb(state, budget, keep, line, beam_width=-1):
     """Decide the phase: (verdict, nodes, line length), the line written into line.
 
-    staged_decide_nb with the shares of the budget that measured best (above)."""
-    return staged_decide_nb(state, budget, keep, line, LDS_EIGHTHS, RESTRICTED_EIGHTHS)
+    staged_decide_nb with the shares of the budget that measured best (above), and a
+    beam of beam_width positions a level (-1: by the budget, beam_width_nb)."""
+    if beam_width < 0:
+        beam_width = beam_width_nb(budget)
+    return staged_decide_nb(state, budget, keep, line, LDS_EIGHTHS, RESTRICTED_EIGHTHS, beam_width)
 
 
 @njit(cache=True)
-def staged_decide_nb(state, budget, keep, line, lds_eighths, restricted_eighths):
-    """Decide the phase in up to three stages, each with a share of the budget in
-    eighths: the limited-discrepancy look for a win (lds_line_nb), the restricted game
-    with runs extended first (restricted_solve_nb), then the whole game over classes
-    (solve_nb) with all that is left, which proves losses and finds the wins that need
-    a 2 to move again. A win ends the search. When none wins, the line is the one to
-    the better end."""
+def beam_width_nb(budget):
+    return max(1, min(BEAM_WIDTH_CAP, budget // BEAM_NODES_PER_WIDTH))
+
+
+@njit(cache=True)
+def staged_decide_nb(state, budget, keep, line, lds_eighths, restricted_eighths, beam_width=0):
+    """Decide the phase in up to four stages: a beam search (beam_line_nb) of
+    beam_width positions a level and at most budget positions, unless beam_width is 0;
+    then, sharing the budget by eighths, the limited-discrepancy look for a win
+    (lds_line_nb), the restricted game with runs extended first
+    (restricted_solve_nb), and the whole game over classes (solve_nb) with all that
+    is left, which proves losses and finds the wins that need a 2 to move again. A
+    win ends the search. When none wins, the line is the one to the best end."""
+    beam_len, beam_worth, beam_nodes = 0, np.int64(-1), 0
+    if beam_width > 0:
+        beam_len, beam_worth, beam_nodes, won = beam_line_nb(state, beam_width, budget, keep, line)
+        if won:
+            return OUTCOME_WON, beam_nodes, beam_len
+    beam_line = line[:beam_len].copy()
+    verdict, used, length = _exact_stages_nb(
+        state, budget, keep, line, lds_eighths, restricted_eighths
+    )
+    if verdict == OUTCOME_WON:
+        return verdict, used + beam_nodes, length
+    if keep != KEEP_NONE and beam_worth > _end_value_nb(state, line, length, keep):
+        line[:beam_len] = beam_line
+        length = beam_len
+    return verdict, used + beam_nodes, length
+
+
+@njit(cache=True)
+def _exact_stages_nb(state, budget, keep, line, lds_eighths, restricted_eighths):
     used = 0
     quick_len, quick_score = 0, -1
     if lds_eighths > 0:
