@@ -93,9 +93,9 @@ Decides each phase exactly, within a budget: wins when a line wins, else plays
 for the redeal.
 
 At the start of each deal phase (and whenever its plan runs out) it first runs a
-beam search: level by level it keeps the nodes/100 positions (at most 10,000)
+beam search: level by level it keeps the nodes/50 positions (at most 20,000)
 that look best by cards in runs, cards already in their final cells and dead
-gaps, up to `nodes` positions; a win found there is played. Otherwise it looks
+gaps, up to twice `nodes` positions; a win found there is played. Otherwise it looks
 for a win with the search policy's limited-discrepancy search (half of `nodes`
 positions, at most 250,000), then searches the game in which a 2 in column 1
 never moves again and a run's extension is played first where there is one (half):

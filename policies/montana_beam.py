@@ -45,13 +45,14 @@ from sim.policies.montana_kernels import ZOBRIST, grid_key_nb, keep_value_nb
 HEAD = RUN + 4  # the slots of the state a beam position holds (drawn above)
 BEAM_DEPTH = 1024  # the longest line a beam follows: the plan's capacity
 # The seen set: eight slots a position of the budget (a position adds about four
-# keys), at most 2**TABLE_BITS (32 MB); never grown, a full one forgets (costs time).
-TABLE_BITS = 22
+# keys), at most 2**TABLE_BITS (64 MB); never grown, a full one forgets (costs time).
+TABLE_BITS = 23
 PROBE_LIMIT = 32
 RUN_VALUE, IN_PLACE_VALUE, DEAD_GAP_VALUE = 10, 6, 2
 VALUE_OFFSET = 8  # keeps every value above 0: at most 4 dead gaps cost 8
 VALUE_BINS = 10 * 48 + 8 + 1  # values lie in 0 .. VALUE_BINS - 1
 MAX_MOVES = 16  # 4 gaps, and into a column-1 gap any of the four 2s
+MAX_WIDTH = 2**15 - 1  # a position's parent is an int16 slot of the level above
 
 
 @njit(cache=True, inline="always")
@@ -141,6 +142,7 @@ def beam_line_nb(state, width, budget, keep, line):
     expanded, won). The line, written into line, wins when won; otherwise it leads to
     the stuck grid of highest keep_value_nb(grid, keep) met, the shallowest among
     equals. Worth -1 (and length 0): no stuck grid met."""
+    width = min(width, MAX_WIDTH)
     beam = np.empty((width, HEAD), np.int16)
     beam_keys = np.empty(width, np.int64)
     nxt = np.empty((width, HEAD), np.int16)
@@ -150,7 +152,7 @@ def beam_line_nb(state, width, budget, keep, line):
     cand_move = np.empty(cap, np.int16)
     cand_value = np.empty(cap, np.int32)
     cand_key = np.empty(cap, np.int64)
-    parent = np.empty((BEAM_DEPTH + 1, width), np.int32)
+    parent = np.empty((BEAM_DEPTH + 1, width), np.int16)
     move = np.empty((BEAM_DEPTH + 1, width), np.int16)
     keys = np.zeros(_table_size_nb(budget), np.int64)
     counts = np.empty(VALUE_BINS, np.int64)
