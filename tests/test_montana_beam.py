@@ -103,7 +103,8 @@ def test_the_solver_keeps_the_beam_s_stuck_grid_when_it_is_the_better_one():
     for deal in range(6):
         state = np.zeros(montana.STATE_SIZE, np.int16)
         montana.deal_nb(99, deal, 2, state)
-        _, worth, won = beam(state, montana_solver.beam_width_nb(200_000), 200_000)
+        beam_budget = montana_solver.BEAM_BUDGET_SHARE * 200_000  # the solver's own beam
+        _, worth, won = beam(state, montana_solver.beam_width_nb(beam_budget), beam_budget)
         line = np.zeros(montana.PLAN_CAP, np.int16)
         verdict, _, length = montana_solver.decide_nb(state, 200_000, KEEP_SCORE, line)
         end = replay([int(c) for c in state[:52]], line[:length])
