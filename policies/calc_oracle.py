@@ -4,7 +4,7 @@ A *board* is an int16 array with the layout of engine.calc's state, holding rank
 (1..13) where the state holds cards: suits never matter for play (C1), and ranks alone
 make positions that differ only in suits the same. `board_from_state_nb` makes one.
 
-Three tools work on boards:
+Four tools work on boards:
 
 - `playout_nb` plays a board to the end with a fast placement heuristic (the playout
   policy of Monte Carlo search, and the `rollout` policy) and returns the score;
@@ -18,6 +18,9 @@ Three tools work on boards:
   piles already lock (`deadlocked_nb`), makes a foundation move without alternatives
   when it is provably safe, gives up after a node budget, and returns the winning
   line it found;
+- `beam_search_nb` looks for a win wide rather than deep, a level per turned card,
+  keeping the positions whose playouts score best; `oracle_search_nb` runs it between
+  the rounds of `solve_nb`;
 - `monte_carlo_choice_nb` races the legal actions of a real position over random
   orders of the unseen cards and returns the best.
 
@@ -840,10 +843,16 @@ def _solver_actions_nb(board, out):
             if board[NEED + k] == top:
                 out[n] = ACT_FROM_WASTE + 4 * w + k
                 n += 1
-    pos = board[POS]
-    if pos >= STOCK_SIZE:
+    if board[POS] >= STOCK_SIZE:
         return n
-    rank = board[STOCK + pos]
+    return _turned_card_actions_nb(board, out, n)
+
+
+@njit(cache=True)
+def _turned_card_actions_nb(board, out, n):
+    """Write the turned card's actions into out from n: each foundation that needs it,
+    then each pile of distinct content; return the next index."""
+    rank = board[STOCK + board[POS]]
     for k in range(4):
         if board[NEED + k] == rank:
             out[n] = k
@@ -1023,20 +1032,143 @@ def _unwind_nb(board, line, depth):
 
 @njit(cache=True)
 def oracle_search_nb(board, budget, keys, stamps, stamp, winning, relaxed=RELAXED_BUDGET):
-    """solve_nb with ever more deviations from the playouts allowed, then complete."""
+    """solve_nb with ever more deviations from the playouts allowed, then complete;
+    a beam search (beam_search_nb) looks for a win after the first BEAM_AFTER rounds,
+    or sooner if they use up the budget.
+
+    The rounds of solve_nb share `budget` positions; the beam has its own, with a
+    width of beam_width_nb(budget). The positions returned count both."""
     explored = new_explored_table_nb(TABLE_BITS)
     used = 0
-    for max_deviation in range(1, 6):
+    beam_used = -1  # the beam has not run
+    for max_deviation in range(1, 7):
+        if beam_used < 0 and (max_deviation > BEAM_AFTER or used >= budget):
+            verdict, beam_used, length = beam_search_nb(board, beam_width_nb(budget), winning)
+            if verdict == OUTCOME_WON:
+                return verdict, used + beam_used, length
+        if used >= budget:
+            return OUTCOME_UNKNOWN, used + beam_used, 0
+        deviations = max_deviation if max_deviation < 6 else 1 << 30  # the last: complete
         verdict, nodes, length = solve_nb(
-            board, budget - used, keys, stamps, stamp, winning, max_deviation, relaxed, explored
+            board, budget - used, keys, stamps, stamp, winning, deviations, relaxed, explored
         )
         used += nodes
-        if verdict == OUTCOME_WON or used >= budget:
-            return verdict, used, length
-    verdict, nodes, length = solve_nb(
-        board, budget - used, keys, stamps, stamp, winning, 1 << 30, relaxed
-    )
-    return verdict, used + nodes, length
+        if verdict != OUTCOME_UNKNOWN:
+            return verdict, used + max(beam_used, 0), length
+    return OUTCOME_UNKNOWN, used + beam_used, 0
+
+
+# ---------------------------------------------------------------------------------
+# The beam search: a wide look for a win, one level per turned card.
+#
+# A level holds the `width` positions whose playouts score best among the children
+# of the level before (ties: more cards already up). A child is the turned card put
+# on a foundation that needs it or on a pile (one pile of each distinct content),
+# after which every waste top that fits goes up (the playout's choice of foundation).
+# So the beam never holds a card back on its pile nor chooses a foundation for a
+# waste top: it only finds wins, and a win it finds is a line of legal actions. The
+# children are not kept, only (parent slot, action, value) per child: the chosen ones
+# are made again from their parents. Per level l, the beam keeps
+#     kept_parent[l, i]   the slot of level l - 1 that position i came from
+#     kept_action[l, i]   the turned card's action that made it
+# so the winning line is read back to the root and played again.
+# ---------------------------------------------------------------------------------
+BEAM_AFTER = 3  # rounds of solve_nb before the beam: they win most deals at once
+BEAM_NODES_PER_SLOT = 20  # a beam slot per 20 positions of budget: 5,000 at 100,000
+BEAM_WIDTH_CAP = 20_000  # two levels of boards: 2 x 20,000 x 1.1 kB
+BEAM_BRANCH = 4 + MAX_WASTES
+
+
+@njit(cache=True)
+def beam_width_nb(budget):
+    return max(1, min(budget // BEAM_NODES_PER_SLOT, BEAM_WIDTH_CAP))
+
+
+@njit(cache=True)
+def _beam_step_nb(board, action, line, n):
+    """Apply the turned card's action, then move the waste tops that fit (recorded in
+    line from n when it has room); return the next index."""
+    apply_nb(board, action)
+    if n < line.shape[0]:
+        line[n] = action
+        n += 1
+    return _play_waste_tops_nb(board, PLAYOUT_DEFAULTS, line, n)
+
+
+@njit(cache=True)
+def beam_search_nb(board, width, winning):
+    """Look for a win of board with a beam `width` positions wide (above).
+
+    Returns (OUTCOME_WON or OUTCOME_UNKNOWN, positions played out, length of the
+    winning line written into winning). The board is left as it was given."""
+    levels = STOCK_SIZE - board[POS]
+    current = np.empty((width, STATE_SIZE), np.int16)
+    following = np.empty((width, STATE_SIZE), np.int16)
+    n_candidates = width * BEAM_BRANCH
+    parent = np.empty(n_candidates, np.int32)
+    action = np.empty(n_candidates, np.int16)
+    value = np.empty(n_candidates, np.int64)
+    kept_parent = np.empty((max(levels, 1), width), np.int32)
+    kept_action = np.empty((max(levels, 1), width), np.int16)
+    bits = 10
+    while (1 << bits) < 2 * n_candidates:
+        bits += 1
+    keys, stamps = new_stamped_table_nb(bits)
+    nothing = np.empty(0, np.int16)
+    trial = np.empty(STATE_SIZE, np.int16)
+    out = np.empty(BEAM_BRANCH, np.int16)
+    current[0] = board
+    _play_waste_tops_nb(current[0], PLAYOUT_DEFAULTS, nothing, 0)
+    n_current, positions = 1, 0
+    for level in range(levels):
+        n = 0
+        for i in range(n_current):
+            for j in range(_turned_card_actions_nb(current[i], out, 0)):
+                trial[:] = current[i]
+                _beam_step_nb(trial, out[j], nothing, 0)
+                key = position_key_nb(trial)
+                if stamped_has_nb(keys, stamps, level + 1, key):
+                    continue
+                stamped_claim_nb(keys, stamps, level + 1, key)
+                if deadlocked_nb(trial):
+                    continue
+                positions += 1
+                score = playout_nb(trial, PLAYOUT_DEFAULTS)
+                if score == 52:
+                    length = _beam_line_nb(
+                        board, kept_parent, kept_action, level, i, out[j], winning
+                    )
+                    return OUTCOME_WON, positions, length
+                parent[n], action[n] = i, out[j]
+                value[n] = (np.int64(score) << 6) + score_nb(trial)
+                n += 1
+        if n == 0:
+            break
+        order = np.argsort(-value[:n], kind="mergesort")  # stable: ties keep their order
+        n_current = min(n, width)
+        for r in range(n_current):
+            q = order[r]
+            kept_parent[level, r], kept_action[level, r] = parent[q], action[q]
+            following[r] = current[parent[q]]
+            _beam_step_nb(following[r], action[q], nothing, 0)
+        current, following = following, current
+    return OUTCOME_UNKNOWN, positions, 0
+
+
+@njit(cache=True)
+def _beam_line_nb(board, kept_parent, kept_action, level, slot, last, winning):
+    """Write the beam's winning line into winning: the actions from board to the
+    child `last` of position `slot` at `level`, then that child's playout; its length."""
+    actions = np.empty(level + 1, np.int16)
+    actions[level] = last
+    for back in range(level - 1, -1, -1):
+        actions[back] = kept_action[back, slot]
+        slot = kept_parent[back, slot]
+    trial = board.copy()
+    n = _play_waste_tops_nb(trial, PLAYOUT_DEFAULTS, winning, 0)
+    for a in actions:
+        n = _beam_step_nb(trial, a, winning, n)
+    return playout_line_nb(trial, PLAYOUT_DEFAULTS, winning, n)[1]
 
 
 # ---------------------------------------------------------------------------------

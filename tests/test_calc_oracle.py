@@ -431,3 +431,47 @@ def test_first_playout_action_is_the_one_the_playout_takes():
             assert again == score  # a playout depends on nothing but its position
             kinds.add((first >= calc.ACT_TO_WASTE) + (first >= calc.ACT_FROM_WASTE))
     assert kinds == {0, 1, 2}
+
+
+def test_the_beam_wins_a_deal_that_the_searches_near_the_playouts_miss():
+    # Deal 292 of seed 0 with three piles: the rounds of the search that allow up to
+    # three deviations from the playouts use up 20,000 positions without a win; a beam
+    # 200 wide finds one, and its line wins by the engine's rules.
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    calc.deal_nb(0, 292, 3, state)
+    board = np.empty(calc.STATE_SIZE, np.int16)
+    calc_oracle.board_from_state_nb(state, board)
+    keys, stamps = calc_oracle.new_stamped_table_nb(16)
+    explored = calc_oracle.new_explored_table_nb(16)
+    winning = np.empty(calc_oracle.MAX_DEPTH, np.int16)
+    used = 0
+    for deviations in (1, 2, 3):
+        found, nodes, _ = calc_oracle.solve_nb(
+            board, 20000 - used, keys, stamps, 1, winning, deviations, 25, explored
+        )
+        assert found == calc.OUTCOME_UNKNOWN
+        used += nodes
+    assert used > 20000
+    before = visible_position(board)
+    found, positions, length = calc_oracle.beam_search_nb(board, 200, winning)
+    assert visible_position(board) == before, "the beam must leave the board as it found it"
+    assert found == calc.OUTCOME_WON and 0 < positions < 20000
+    assert plays_to_a_win(state, winning[:length])
+
+
+def test_the_beam_finds_no_win_in_a_lost_position_and_its_wins_are_legal_lines():
+    lost = position(stock=["JC", "QC", "KC", "TC"], wastes=((), ()), foundations=F1_NEEDS_TEN)
+    board = np.empty(calc.STATE_SIZE, np.int16)
+    winning = np.empty(calc_oracle.MAX_DEPTH, np.int16)
+    calc_oracle.board_from_state_nb(lost, board)
+    assert calc_oracle.beam_search_nb(board, 50, winning)[0] == calc.OUTCOME_UNKNOWN
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    wins = 0
+    for deal in range(20):
+        calc.deal_nb(3, deal, 3, state)
+        calc_oracle.board_from_state_nb(state, board)
+        found, _, length = calc_oracle.beam_search_nb(board, 50, winning)
+        if found == calc.OUTCOME_WON:
+            wins += 1
+            assert plays_to_a_win(state, winning[:length]), deal
+    assert wins > 0

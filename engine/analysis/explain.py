@@ -76,6 +76,7 @@ class Explanation:
     unjudged: int = 0  # positions between won_until and lost_from never judged
     judged: int = 0  # judgements made
     searched: int = 0  # positions it searched in all
+    beam: bool = False  # its look for a win runs a beam search too, on a budget of its own
     note: str = ""
 
     def mark(self, number):
@@ -119,7 +120,8 @@ class Explanation:
         if self.judged:
             lines.append(
                 f"{_count(self.judged, 'judgement')} by the {solver}, "
-                f"{self.searched:,} positions searched (a budget of {self.nodes:,} each)"
+                f"{self.searched:,} positions searched (a budget of {self.nodes:,} each"
+                + (", and a beam search's besides)" if self.beam else ")")
             )
         return ["explain: " + line for line in lines]
 
@@ -222,7 +224,7 @@ def explain_line(line, nodes=None):
         return Explanation(**base, verdict="won", last=len(line["moves"]))
     judge = _JUDGES[game.name](game.module, line, rules)
     states, actions, first, note = judge.positions(line)
-    base |= {"first": first, "note": note}
+    base |= {"first": first, "note": note, "beam": judge.beam}
     if states is None:
         return Explanation(**base, verdict="unavailable", last=first)
     base["last"] = first + len(actions)
@@ -346,6 +348,7 @@ class _Judge:
 
     legal_size = 64  # room for any game's legal list
     gallop = 2  # how the backward scan's steps grow (_Search)
+    beam = False  # whether its look for a win runs a beam search besides its budget
 
     def __init__(self, module, line, rules):
         self.module, self.line, self.rules = module, line, rules
@@ -392,6 +395,7 @@ class _Calc(_Judge):
     position proved lost stays lost, so later judgements skip what earlier ones proved."""
 
     gallop = 1
+    beam = True
 
     def __init__(self, module, line, rules):
         from sim.policies import calc_oracle
@@ -424,6 +428,8 @@ class _Calc(_Judge):
 class _Montana(_Judge):
     """The solver's decision of a deal phase (its search's look for a win, then the
     exhaustive search), from each grid judged."""
+
+    beam = True
 
     def __init__(self, module, line, rules):
         from sim.policies import montana_solver
