@@ -228,7 +228,10 @@ def test_compiled_and_pure_python_paths_agree():
     assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 8
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+# SIGTERM to the whole process group, in CI too: tests/test_faults.py.
+@pytest.mark.parametrize(
+    "stop", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)]
+)
 def test_interrupt_keeps_finished_deals_and_resume_completes_them(tmp_path, stop):
     out = tmp_path / "r.parquet"
     command = [

@@ -68,9 +68,9 @@ def test_a_sweep_refuses_one_move_log_and_one_result_file(tmp_path):
 def test_an_interrupted_sweep_resumes_where_it_stopped(tmp_path):
     folder = tmp_path / "sweep"
     command = [sys.executable, "-m", "sim", "calc", "-p", "planner", "--param"]
-    command += ["depth_weight=0,1,2", "-n", "400000", "--workers", "1", "--out", str(folder)]
+    command += ["depth_weight=0,1,2", "-n", "200000", "--workers", "1", "--out", str(folder)]
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    second = folder / ".calc-planner-wastes4-seed0-n400000.parquet.journal"
+    second = folder / ".calc-planner-wastes4-seed0-n200000.parquet.journal"
     deadline = time.time() + 120
     while not second.exists() and time.time() < deadline:
         time.sleep(0.05)
@@ -84,7 +84,7 @@ def test_an_interrupted_sweep_resumes_where_it_stopped(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert "[1/3] planner depth_weight=0.0 king_pile=1: done earlier, kept" in resumed.stdout
     files = sorted(folder.glob("*.parquet"))
-    assert len(files) == 3 and all(pq.read_table(f).num_rows == 400000 for f in files)
+    assert len(files) == 3 and all(pq.read_table(f).num_rows == 200000 for f in files)
     assert not [p for p in os.listdir(folder) if p.startswith(".")]
 
 
