@@ -1062,9 +1062,11 @@ def oracle_search_nb(board, budget, keys, stamps, stamp, winning, relaxed=RELAXE
 # The beam search: a wide look for a win, one level per turned card.
 #
 # A level holds the `width` positions whose playouts score best among the children
-# of the level before (ties: more cards already up). A child is the turned card put
-# on a foundation that needs it or on a pile (one pile of each distinct content),
-# after which every waste top that fits goes up (the playout's choice of foundation).
+# of the level before (ties keep the order the children were made in: the better
+# parent first, and a parent's foundations before its piles). A child is the turned
+# card put on a foundation that needs it or on a pile (one pile of each distinct
+# content), after which every waste top that fits goes up (the playout's choice of
+# foundation).
 # So the beam never holds a card back on its pile nor chooses a foundation for a
 # waste top: it only finds wins, and a win it finds is a line of legal actions. The
 # children are not kept, only (parent slot, action, value) per child: the chosen ones
@@ -1139,8 +1141,7 @@ def beam_search_nb(board, width, winning):
                         board, kept_parent, kept_action, level, i, out[j], winning
                     )
                     return OUTCOME_WON, positions, length
-                parent[n], action[n] = i, out[j]
-                value[n] = (np.int64(score) << 6) + score_nb(trial)
+                parent[n], action[n], value[n] = i, out[j], score
                 n += 1
         if n == 0:
             break
