@@ -1039,10 +1039,11 @@ def oracle_search_nb(board, budget, keys, stamps, stamp, winning, relaxed=RELAXE
     The rounds of solve_nb share `budget` positions; the beam has its own, with a
     width of beam_width_nb(budget). The positions returned count both."""
     explored = new_explored_table_nb(TABLE_BITS)
-    used = 0
-    beam_used = -1  # the beam has not run
+    used = beam_used = 0
+    beamed = False
     for max_deviation in range(1, 7):
-        if beam_used < 0 and (max_deviation > BEAM_AFTER or used >= budget):
+        if not beamed and (max_deviation > BEAM_AFTER or used >= budget):
+            beamed = True
             verdict, beam_used, length = beam_search_nb(board, beam_width_nb(budget), winning)
             if verdict == OUTCOME_WON:
                 return verdict, used + beam_used, length
@@ -1054,7 +1055,7 @@ def oracle_search_nb(board, budget, keys, stamps, stamp, winning, relaxed=RELAXE
         )
         used += nodes
         if verdict != OUTCOME_UNKNOWN:
-            return verdict, used + max(beam_used, 0), length
+            return verdict, used + beam_used, length
     return OUTCOME_UNKNOWN, used + beam_used, 0
 
 

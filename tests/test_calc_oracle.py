@@ -447,7 +447,15 @@ def test_the_beam_wins_a_deal_that_the_searches_near_the_playouts_miss():
     used = 0
     for deviations in (1, 2, 3):
         found, nodes, _ = calc_oracle.solve_nb(
-            board, 20000 - used, keys, stamps, 1, winning, deviations, 25, explored
+            board,
+            20000 - used,
+            keys,
+            stamps,
+            1,
+            winning,
+            deviations,
+            calc_oracle.RELAXED_BUDGET,
+            explored,
         )
         assert found == calc.OUTCOME_UNKNOWN
         used += nodes
