@@ -84,7 +84,7 @@ mc = Policy(
     "calc",
     "mc",
     "sim.policies.calc_strong:mc_nb",
-    compile_seconds=30,
+    compile_seconds=40,
     params=MC_PARAMS,
     description="""\
 Monte Carlo search over the unseen cards: try each action on sampled stocks.
@@ -125,7 +125,7 @@ oracle = Policy(
     "calc",
     "oracle",
     "sim.policies.calc_strong:oracle_nb",
-    compile_seconds=30,
+    compile_seconds=60,
     params=ORACLE_PARAMS,
     exact_under=(),
     description="""\

@@ -59,7 +59,7 @@ solver = Policy(
     "jokers",
     "solver",
     "sim.policies.jokers_kernels:solver_nb",
-    compile_seconds=10,
+    compile_seconds=5,
     exact_under=(),
     params=SOLVER_PARAMS,
     description="""\

@@ -85,7 +85,7 @@ solver = Policy(
     "montana",
     "solver",
     "sim.policies.montana_solver:solver_nb",
-    compile_seconds=17,
+    compile_seconds=70,
     params=SOLVER_PARAMS,
     exact_under=(("redeals", 0),),
     description="""\
