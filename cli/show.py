@@ -86,7 +86,7 @@ def _show_now(game, options):
             explain.check_explainable(game)
         layout = _read_layout(game, options) if options["layout"] else None
         policy = resolve(game.name, options["policy"])
-        params = policy.settings(options["params"])
+        params = _params(policy, options)
         rules = {rule.name: options[rule.name] for rule in game.rules}
         with announced_compile(game, policy, notice):
             if layout is not None:
@@ -193,6 +193,37 @@ def _take_settings_of_line(game, options, line):
             options[name] = theirs
         elif _setting(game, name, options[name]) != theirs:
             raise ValueError(f"{has}; --{name.replace('_', '-')} says {options[name]}")
+    if "params" in line:
+        if not isinstance(line["params"], dict):
+            has = f"the layout's line has params={json.dumps(line['params'])}"
+            raise ValueError(f"{has}, not an object")
+        options["logged_params"] = line["params"]
+
+
+def _params(policy, options):
+    """The policy's parameters: those of --param, over those a move-log line of --layout
+    logged (a value --param gives must be the logged one), over the defaults."""
+    given = policy.settings(options["params"])
+    logged = options.get("logged_params")
+    if logged is None:
+        return given
+    try:
+        values = policy.settings(f"{name}={_number(value)}" for name, value in logged.items())
+    except PolicyError as error:
+        raise ValueError(f"the layout's line: {error}") from None
+    for name in {pair.partition("=")[0].strip() for pair in options["params"]}:
+        if name in logged and given[name] != values[name]:
+            has = f"the layout's line has params.{name}={json.dumps(logged[name])}"
+            raise ValueError(f"{has}; --param says {name}={given[name]:g}")
+        values[name] = given[name]
+    return values
+
+
+def _number(value):
+    # A logged value is a JSON number; anything else is refused as --param text would be.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return json.dumps(value)
+    return repr(value)
 
 
 def _setting(game, name, value):

@@ -296,6 +296,41 @@ def test_a_log_line_of_default_rules_refuses_other_rules(tmp_path):
     assert result.output == "Error: the layout's line has wastes=4; --wastes says 3\n"
 
 
+def test_a_log_line_records_the_policy_parameters_and_show_plays_with_them(tmp_path):
+    line, recorded = logged_line(tmp_path, "-p", "planner", "--param", "king_pile=0")
+    # every parameter, defaults too: a default may change, the logged play may not
+    assert recorded["params"] == {"depth_weight": 1.0, "king_pile": 0}
+    default_play = shown_moves(sim("show", "calc", "--deal", 1, "-p", "planner").output)
+    assert default_play != recorded["moves"]  # so the parameter is what the test checks
+    shown = ["show", "calc", "--layout", line]
+    assert shown_moves(sim(*shown).output) == recorded["moves"]
+    assert shown_moves(sim(*shown, "--param", "king_pile=0").output) == recorded["moves"]
+    result = sim(*shown, "--param", "king_pile=1")
+    assert (
+        result.output
+        == "Error: the layout's line has params.king_pile=0; --param says king_pile=1\n"
+    )
+    recorded["params"] = {"king_pile": 2}
+    line.write_text(json.dumps(recorded))
+    result = sim(*shown)
+    assert result.output == "Error: the layout's line: parameter king_pile must be in 0..1\n"
+
+
+@pytest.mark.parametrize("params", [[1, 0], "king_pile=0", None])
+def test_a_log_line_whose_params_are_not_an_object_is_refused(tmp_path, params):
+    line, recorded = logged_line(tmp_path, "-p", "planner")
+    recorded["params"] = params
+    line.write_text(json.dumps(recorded))
+    result = sim("show", "calc", "--layout", line)
+    refusal = f"the layout's line has params={json.dumps(params)}, not an object"
+    assert result.output == f"Error: {refusal}\n"
+
+
+def test_a_log_line_of_a_policy_without_parameters_has_none(tmp_path):
+    line, recorded = logged_line(tmp_path, "-p", "greedy")
+    assert "params" not in recorded
+
+
 @pytest.mark.parametrize(
     "name, value", [("wastes", True), ("seed", -1), ("deal", "1"), ("seed", 1.5), ("policy", 7)]
 )

@@ -5,6 +5,16 @@ import json
 from sim.engine.run.job import LOG_END, ChunkResult
 
 
+def line_header(game, seed, deal, policy, params, rules):
+    """The keys of a move-log line before its layout: what played the deal, and under
+    which rules (those that differ from the standard game). A policy's parameters are
+    all written, defaults too: a default may change, a logged play may not."""
+    header = {"game": game.name, "seed": seed, "deal": deal, "policy": policy.name}
+    if policy.params:
+        header["params"] = {p.name: params[p.name] for p in policy.params}
+    return header | game.nondefault_rules(rules)
+
+
 def outcome_label(game, row):
     """{"outcome": label} from a result row where the game records one, else {}.
 
@@ -24,14 +34,12 @@ class MoveLog:
         self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close)
 
     def write(self, result: ChunkResult):
-        request, game = self.request, self.request.game
-        header = {"game": game.name, "seed": request.seed}
-        rules = game.nondefault_rules(request.rules)
+        run, game = self.request, self.request.game
         for i, actions in enumerate(result.logs):
             deal = result.start + i
             played = [int(a) for a in actions if a != LOG_END]
-            line = header | {"deal": deal, "policy": request.policy.name} | rules
-            line |= game.move_log(request.seed, deal, request.rules, played)
+            line = line_header(game, run.seed, deal, run.policy, run.params, run.rules)
+            line |= game.move_log(run.seed, deal, run.rules, played)
             line |= outcome_label(game, result.rows[i])
             self.file.write(json.dumps(line) + "\n")
         self.file.flush()  # before the rows reach their journal: the log is never shorter

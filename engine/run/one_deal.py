@@ -7,7 +7,7 @@ is not built in is guarded the same way, so what `sim show` draws is what a run 
 import numpy as np
 
 from sim.engine.run.job import LOG_END, PolicyFault, make_job, play_from_state, play_job
-from sim.engine.run.move_log import outcome_label
+from sim.engine.run.move_log import line_header, outcome_label
 
 
 def play_one(game, policy, params, rules, seed, deal, layout=None):
@@ -18,8 +18,7 @@ def play_one(game, policy, params, rules, seed, deal, layout=None):
     the policy draws from the stream of (seed, deal).
     """
     job = make_job(game, policy, seed, rules, params, log=True)
-    header = {"game": game.name, "seed": seed, "deal": deal, "policy": policy.name}
-    header |= game.nondefault_rules(rules)
+    header = line_header(game, seed, deal, policy, params, rules)
     if layout is None:
         return header | _play_seeded(job, rules, deal)
     return header | _play_laid_out(job, rules, deal, layout)
