@@ -201,21 +201,24 @@ def _take_settings_of_line(game, options, line):
 
 
 def _params(policy, options):
-    """The policy's parameters: those of --param, over those a move-log line of --layout
-    logged (a value --param gives must be the logged one), over the defaults."""
-    given = policy.settings(options["params"])
+    """The policy's parameters: those a move-log line of --layout logged, over those of
+    --param (which may not say otherwise), over the defaults. A parameter the line leaves
+    out (a line from elsewhere) takes --param's value or its default."""
+    values = policy.settings(options["params"])
     logged = options.get("logged_params")
     if logged is None:
-        return given
-    try:
-        values = policy.settings(f"{name}={_number(value)}" for name, value in logged.items())
-    except PolicyError as error:
-        raise ValueError(f"the layout's line: {error}") from None
-    for name in {pair.partition("=")[0].strip() for pair in options["params"]}:
+        return values
+    given = dict(values)
+    for name, value in logged.items():
+        try:
+            values[name] = policy.param(name).parse(_number(value))
+        except PolicyError as error:
+            raise ValueError(f"the layout's line: {error}") from None
+    for pair in options["params"]:
+        name, _, text = (part.strip() for part in pair.partition("="))
         if name in logged and given[name] != values[name]:
             has = f"the layout's line has params.{name}={json.dumps(logged[name])}"
-            raise ValueError(f"{has}; --param says {name}={given[name]:g}")
-        values[name] = given[name]
+            raise ValueError(f"{has}; --param says {name}={text}")
     return values
 
 

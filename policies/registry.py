@@ -55,8 +55,14 @@ class Param:
         if (self.low is not None and value < self.low) or (
             self.high is not None and value > self.high
         ):
-            raise PolicyError(f"parameter {self.name} must be in {self.low}..{self.high}")
+            raise PolicyError(f"parameter {self.name} must be {self._range()}")
         return value
+
+    def _range(self):
+        low, high = _bound(self.low), _bound(self.high)
+        if high is None:
+            return f"at least {low}"
+        return f"at most {high}" if low is None else f"in {low}..{high}"
 
     def describe(self):
         return f"{self.name}={self.default:g} ({self.type.__name__}) {self.help}".rstrip()
@@ -72,6 +78,12 @@ def param_slots(params, *names):
         if name not in declared:
             raise PolicyError(f"no parameter {name!r} is declared (declared: {declared})")
     return tuple(declared.index(name) for name in names)
+
+
+def _bound(number):
+    if number is None or not float(number).is_integer():
+        return number
+    return int(number)
 
 
 def _parse_float(text):
@@ -139,17 +151,20 @@ class Policy:
     def settings(self, pairs=()):
         """Parameter values from `k=v` strings, defaults elsewhere; refuse the unknown."""
         values = {p.name: p.type(p.default) for p in self.params}
-        known = {p.name: p for p in self.params}
         for pair in pairs:
             key, sep, text = pair.partition("=")
-            key = key.strip()
             if not sep:
                 raise PolicyError(f"--param takes key=value, not {pair!r}")
-            if key not in known:
-                valid = ", ".join(known) or "none"
-                raise PolicyError(f"policy {self.name} has no parameter {key!r} (valid: {valid})")
-            values[key] = known[key].parse(text.strip())
+            values[key.strip()] = self.param(key.strip()).parse(text.strip())
         return values
+
+    def param(self, name):
+        """The declared parameter `name`; refuse the unknown."""
+        for declared in self.params:
+            if declared.name == name:
+                return declared
+        valid = ", ".join(p.name for p in self.params) or "none"
+        raise PolicyError(f"policy {self.name} has no parameter {name!r} (valid: {valid})")
 
     def param_vector(self, values):
         import numpy as np  # here: declaring and listing policies needs no numpy

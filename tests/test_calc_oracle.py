@@ -467,6 +467,18 @@ def test_the_beam_wins_a_deal_that_the_searches_near_the_playouts_miss():
     assert plays_to_a_win(state, winning[:length])
 
 
+def test_the_oracle_policy_looks_sixteen_times_wider_before_it_calls_a_deal_unknown():
+    assert calc_oracle.wide_beam_width_nb(100_000) == 80_000  # the default budget
+    assert calc_oracle.wide_beam_width_nb(10**9) == calc_oracle.WIDE_BEAM_CAP
+    assert calc_oracle.wide_beam_width_nb(2000) == 1600
+    # deal 0 of seed 0, three piles: 2,000 positions and a beam 100 wide leave it open
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    calc.deal_nb(0, 0, 3, state)
+    assert verdict(state.copy(), 2000)[0] == calc.OUTCOME_UNKNOWN
+    play_policy("oracle", state, ["nodes=2000"])
+    assert state[calc.SCRATCH_VERDICT] == calc.OUTCOME_WON and calc.score_nb(state) == 52
+
+
 def test_the_beam_finds_no_win_in_a_lost_position_and_its_wins_are_legal_lines():
     lost = position(stock=["JC", "QC", "KC", "TC"], wastes=((), ()), foundations=F1_NEEDS_TEN)
     board = np.empty(calc.STATE_SIZE, np.int16)

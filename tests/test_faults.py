@@ -420,11 +420,16 @@ def test_compare_never_writes_over_one_of_its_inputs(tmp_path):
     assert out.read_bytes() == before
 
 
-def test_resume_refuses_a_move_log_edited_since_the_interrupt(tmp_path):
+@pytest.mark.parametrize(
+    "logged, edited",
+    [('"deal": 10', '"deal": 11'), ('"seed": 9', '"seed": 8'), ('"delay_ms": 2', '"delay_ms": 3')],
+)
+def test_resume_refuses_a_move_log_edited_since_the_interrupt(tmp_path, logged, edited):
     out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
     args, kept = interrupt_a_logged_run(out, log)
     lines = log.read_text().splitlines(keepends=True)
-    lines[10] = lines[10].replace('"deal": 10', '"deal": 11')
+    assert logged in lines[10]
+    lines[10] = lines[10].replace(logged, edited)
     log.write_text("".join(lines))
     refused = sim(*args, "--resume")
     assert refused.stderr.strip() == (

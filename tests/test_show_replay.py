@@ -310,10 +310,18 @@ def test_a_log_line_records_the_policy_parameters_and_show_plays_with_them(tmp_p
         result.output
         == "Error: the layout's line has params.king_pile=0; --param says king_pile=1\n"
     )
+    result = sim(*shown, "--param", "depth_weight=1.0000001")  # said back as given
+    refusal = "params.depth_weight=1.0; --param says depth_weight=1.0000001"
+    assert result.output == f"Error: the layout's line has {refusal}\n"
     recorded["params"] = {"king_pile": 2}
     line.write_text(json.dumps(recorded))
     result = sim(*shown)
     assert result.output == "Error: the layout's line: parameter king_pile must be in 0..1\n"
+    recorded["params"] = {" king_pile": 0}  # a name is the name, not one like it
+    line.write_text(json.dumps(recorded))
+    result = sim(*shown, "--param", "king_pile=1")
+    no_such = "policy planner has no parameter ' king_pile' (valid: depth_weight, king_pile)"
+    assert result.output == f"Error: the layout's line: {no_such}\n"
 
 
 @pytest.mark.parametrize("params", [[1, 0], "king_pile=0", None])

@@ -5,6 +5,7 @@ import json
 
 from sim.engine.run import journal, results
 from sim.engine.run.files import same_file
+from sim.engine.run.move_log import line_header
 from sim.engine.run.request import SAME_RUN_KEYS, RunError
 
 
@@ -50,12 +51,19 @@ def check_move_log_for_resume(request, log, before):
     deals = [_parse_line(line) for line in kept]
     expected = range(request.start, request.start + before)
     if len(kept) < before or any(
-        line.get("game") != request.game.name or line.get("deal") != deal
-        for line, deal in zip(deals, expected, strict=True)
+        not _is_line_of(request, line, deal) for line, deal in zip(deals, expected, strict=True)
     ):
         raise RunError(
             f"cannot resume with {log}: it does not hold the move logs of the {before:,} deals done"
         )
+
+
+def _is_line_of(request, line, deal):
+    """Whether a kept log line is deal `deal` as this run plays it."""
+    mine = line_header(
+        request.game, request.seed, deal, request.policy, request.params, request.rules
+    )
+    return all(line.get(key) == value for key, value in mine.items())
 
 
 def _parse_line(line):
