@@ -143,7 +143,9 @@ may skip the waste piles is lost (engine.calc_oracle.relaxed_lost_nb).
 After three rounds without a win (or sooner, if they use up `nodes`), a beam
 search looks for one: a level per turned card, keeping the nodes / 20 positions
 (5,000 by default) whose playouts score best, on positions of its own besides
-`nodes`. It only finds wins; `lost` comes from the complete search alone.
+`nodes`. A deal still undecided gets a last beam 16 times as wide (80,000 by
+default, and at most). It only finds wins; `lost` comes from the complete search
+alone.
 It searches once, at its first decision: a winning line found is kept in the
 state as its plan and played out; a deal shown lost is marked lost. After `nodes`
 positions without a win or a proof it gives up, marks the deal unknown (the
