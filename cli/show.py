@@ -208,18 +208,16 @@ def _params(policy, options):
     logged = options.get("logged_params")
     if logged is None:
         return values
-    given = dict(values)
-    for name, value in logged.items():
-        try:
-            values[name] = policy.param(name).parse(_number(value))
-        except PolicyError as error:
-            raise ValueError(f"the layout's line: {error}") from None
+    try:
+        recorded = {name: policy.param(name).parse(_number(v)) for name, v in logged.items()}
+    except PolicyError as error:
+        raise ValueError(f"the layout's line: {error}") from None
     for pair in options["params"]:
         name, _, text = (part.strip() for part in pair.partition("="))
-        if name in logged and given[name] != values[name]:
+        if name in recorded and values[name] != recorded[name]:
             has = f"the layout's line has params.{name}={json.dumps(logged[name])}"
             raise ValueError(f"{has}; --param says {name}={text}")
-    return values
+    return values | recorded
 
 
 def _number(value):

@@ -152,10 +152,10 @@ class Policy:
         """Parameter values from `k=v` strings, defaults elsewhere; refuse the unknown."""
         values = {p.name: p.type(p.default) for p in self.params}
         for pair in pairs:
-            key, sep, text = pair.partition("=")
+            key, sep, text = (part.strip() for part in pair.partition("="))
             if not sep:
                 raise PolicyError(f"--param takes key=value, not {pair!r}")
-            values[key.strip()] = self.param(key.strip()).parse(text.strip())
+            values[key] = self.param(key).parse(text)
         return values
 
     def param(self, name):

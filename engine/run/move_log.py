@@ -35,10 +35,11 @@ class MoveLog:
 
     def write(self, result: ChunkResult):
         run, game = self.request, self.request.game
+        header = line_header(game, run.seed, None, run.policy, run.params, run.rules)
         for i, actions in enumerate(result.logs):
             deal = result.start + i
             played = [int(a) for a in actions if a != LOG_END]
-            line = line_header(game, run.seed, deal, run.policy, run.params, run.rules)
+            line = header | {"deal": deal}  # in its place: the key is in the header already
             line |= game.move_log(run.seed, deal, run.rules, played)
             line |= outcome_label(game, result.rows[i])
             self.file.write(json.dumps(line) + "\n")

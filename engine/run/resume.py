@@ -50,20 +50,21 @@ def check_move_log_for_resume(request, log, before):
     kept = journal.read_lines(log, before)
     deals = [_parse_line(line) for line in kept]
     expected = range(request.start, request.start + before)
+    header = line_header(
+        request.game, request.seed, None, request.policy, request.params, request.rules
+    )
     if len(kept) < before or any(
-        not _is_line_of(request, line, deal) for line, deal in zip(deals, expected, strict=True)
+        not _is_line_of(header | {"deal": deal}, line)
+        for line, deal in zip(deals, expected, strict=True)
     ):
         raise RunError(
             f"cannot resume with {log}: it does not hold the move logs of the {before:,} deals done"
         )
 
 
-def _is_line_of(request, line, deal):
-    """Whether a kept log line is deal `deal` as this run plays it."""
-    mine = line_header(
-        request.game, request.seed, deal, request.policy, request.params, request.rules
-    )
-    return all(line.get(key) == value for key, value in mine.items())
+def _is_line_of(header, line):
+    """Whether a kept log line begins with the header this run writes for its deal."""
+    return all(line.get(key) == value for key, value in header.items())
 
 
 def _parse_line(line):
