@@ -116,7 +116,7 @@ card goes where a weighted cost is lowest: covering a top card needed later is
 cheap, the more so when the card comes right before it on a foundation; covering
 a card needed sooner is dear, less so when other copies of that rank are unseen or
 on other waste tops; an empty pile costs about as much as burying; kings go onto
-empty piles or other kings. The weights (engine.calc_oracle.PLAYOUT_DEFAULTS) were
+empty piles or other kings. The weights (policies.calc_oracle.PLAYOUT_DEFAULTS) were
 tuned for the win rate of this heuristic alone.
 """,
 )
@@ -139,12 +139,14 @@ table of positions shown lost (waste piles as a multiset, kings at the bottom of
 pile left out) and forced safe foundation moves; searches allowing few deviations
 from the playouts come first, remembering the positions they searched in vain. A
 position is also shown lost when even the relaxed game in which every stock card
-may skip the waste piles is lost (engine.calc_oracle.relaxed_lost_nb).
+may skip the waste piles is lost (policies.calc_oracle.relaxed_lost_nb).
 After three rounds without a win (or sooner, if they use up `nodes`), a beam
 search looks for one: a level per turned card, keeping the nodes / 20 positions
 (5,000 by default) whose playouts score best, on positions of its own besides
-`nodes`. A deal still undecided gets a last beam 16 times as wide (80,000 by
-default, and at most). It only finds wins; `lost` comes from the complete search
+`nodes`. A deal still undecided gets a beam 16 times as wide (80,000 by default,
+and at most), then one as wide that ranks positions by their own foundation count
+(ties: fewer cards lying on one needed sooner) before their playouts. Beams only
+find wins; `lost` comes from the complete search
 alone.
 It searches once, at its first decision: a winning line found is kept in the
 state as its plan and played out; a deal shown lost is marked lost. After `nodes`
