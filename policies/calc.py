@@ -146,8 +146,7 @@ search looks for one: a level per turned card, keeping the nodes / 20 positions
 `nodes`. A deal still undecided gets a beam 16 times as wide (80,000 by default,
 and at most), then one as wide that ranks positions by their own foundation count
 (ties: fewer cards lying on one needed sooner) before their playouts. Beams only
-find wins; `lost` comes from the complete search
-alone.
+find wins; `lost` comes from the complete search alone.
 It searches once, at its first decision: a winning line found is kept in the
 state as its plan and played out; a deal shown lost is marked lost. After `nodes`
 positions without a win or a proof it gives up, marks the deal unknown (the

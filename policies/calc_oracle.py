@@ -1134,13 +1134,12 @@ def buried_sooner_nb(board):
 @njit(cache=True)
 def beam_value_nb(child, ranking):
     """(the child's rank value, its playout score); the child is played out."""
-    if ranking == RANK_PLAYOUT:
-        score = playout_nb(child, PLAYOUT_DEFAULTS)
-        return np.int64(score), score
-    # fields of one int64: foundation count, 1023 - buried (< 1024), playout (< 64)
-    progress = np.int64(score_nb(child)) * 1024 + 1023 - buried_sooner_nb(child)
+    progress = np.int64(0)
+    if ranking == RANK_PROGRESS:
+        # fields of one int64: foundation count, 1023 - buried (< 1024), playout (< 64)
+        progress = (np.int64(score_nb(child)) * 1024 + 1023 - buried_sooner_nb(child)) * 64
     score = playout_nb(child, PLAYOUT_DEFAULTS)
-    return progress * 64 + score, score
+    return progress + score, score
 
 
 @njit(cache=True)
@@ -1440,9 +1439,9 @@ def _plan_deal_nb(state, board, budget):
     keys, stamps = new_stamped_table_nb(TABLE_BITS)
     winning = np.empty(MAX_DEPTH, np.int16)
     found, _, length = oracle_search_nb(board, budget, keys, stamps, 1, winning)
+    width = wide_beam_width_nb(budget)
     for ranking in (RANK_PLAYOUT, RANK_PROGRESS):
         if found == OUTCOME_UNKNOWN:
-            width = wide_beam_width_nb(budget)
             found, _, length = beam_search_nb(board, width, winning, ranking)
     state[SCRATCH_VERDICT] = found
     if found == OUTCOME_WON:
