@@ -524,3 +524,49 @@ def test_a_run_whose_reader_has_gone_still_ends_as_its_run_does(tmp_path):
     _, stderr = stopped.communicate(timeout=30)
     assert stopped.returncode == 128 + signal.SIGTERM
     assert stderr.startswith("interrupted: ") and "deals kept in" in stderr
+
+
+def test_a_killed_run_found_by_another_command_is_named_with_the_command_that_ends_it(
+    tmp_path,
+):
+    out = tmp_path / "r.parquet"
+    args = [*SLOW, "-n", 3000, "--seed", 9, "--workers", 1, "--out", out, "-q"]
+    process = start(*args)
+    wait_for_rows(out, 50)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)
+
+    other = sim("-n", 3000, "--seed", 9, "--out", out, "-q")  # the compiled greedy
+    assert other.returncode == 1
+    kept = meta(out)["n_done"]
+    resume = (
+        f"sim calc --policy slow_greedy:py_greedy --param delay_ms=2.0 --wastes 4 --seed 9 "
+        f"-n 3000 --out {out} --resume"
+    )
+    assert other.stderr.strip() == (
+        f"Error: recovered {kept:,} finished deals of a killed run into {out}; "
+        f"`{resume}` finishes it"
+    )
+    resumed = sim(*resume.split()[2:], "-q")
+    assert resumed.returncode == 0, resumed.stderr
+    assert table(out).equals(clean_run(tmp_path, 3000, 9))
+
+
+def test_resume_with_overwrite_is_refused_before_any_file_is_touched(tmp_path):
+    out = tmp_path / "r.parquet"
+    args = [*SLOW, "-n", 3000, "--seed", 10, "--workers", 1, "--out", out, "-q"]
+    process = start(*args)
+    wait_for_rows(out, 50)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)
+    left = journal.journal_path(out).read_bytes()
+
+    both = sim(*args, "--resume", "--overwrite")
+    assert both.returncode == 1
+    assert both.stderr.strip() == (
+        "Error: --resume and --overwrite exclude each other: --resume completes the rows "
+        "a file holds, --overwrite replaces them"
+    )
+    assert journal.journal_path(out).read_bytes() == left and not out.exists()
+    assert sim(*args, "--resume").returncode == 0
+    assert table(out).equals(clean_run(tmp_path, 3000, 10))

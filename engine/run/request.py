@@ -76,13 +76,23 @@ OTHER_FORMATS = {".csv": "csv"} | dict.fromkeys(
 
 
 def check_request(request):
-    """Refuse deals past 2**63 - 1, an output name of another format, and a scheduler
-    nothing useful answers at."""
+    """Refuse --resume with --overwrite, deals past 2**63 - 1, an output name of another
+    format, and a scheduler nothing useful answers at."""
+    check_resume_or_overwrite(request.resume, request.overwrite)
     _check_parquet_name(Path(request.out))
     if request.start + request.n - 1 > MAX_DEAL:
         raise RunError(f"deals {request.start} .. {request.start + request.n - 1} pass 2**63 - 1")
     if request.scheduler:
         _check_scheduler(request.scheduler)
+
+
+def check_resume_or_overwrite(resume, overwrite):
+    # Together they would ask to complete the rows a file holds and to throw them away.
+    if resume and overwrite:
+        raise RunError(
+            "--resume and --overwrite exclude each other: --resume completes the rows a "
+            "file holds, --overwrite replaces them"
+        )
 
 
 def _check_parquet_name(out):

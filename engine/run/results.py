@@ -63,10 +63,10 @@ def rules_text(game, rules):
 
 def params_text(params):
     """A policy's parameters as the `params` column writes them: `samples=256 c=0.5`."""
-    return " ".join(f"{name}={_number(value)}" for name, value in params.items())
+    return " ".join(f"{name}={number_text(value)}" for name, value in params.items())
 
 
-def _number(value):
+def number_text(value):
     return str(int(value)) if isinstance(value, int) else repr(float(value))
 
 
@@ -164,7 +164,10 @@ class ResultWriter:
         stored = base64.b64encode(described.serialize().to_pybytes())
         self._writer.add_key_value_metadata({META_KEY: text, b"ARROW:schema": stored})
         self._writer.close()
-        os.replace(self.tmp, self.path)
+        try:
+            os.replace(self.tmp, self.path)
+        except OSError as error:  # the file that could not be written is the result file
+            raise OSError(error.errno, error.strerror, str(self.path)) from None
 
     def discard(self):
         try:

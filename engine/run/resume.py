@@ -3,6 +3,10 @@ this very run's, and the lines of its move log."""
 
 import json
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from sim.engine.run import journal, results
 from sim.engine.run.files import same_file
 from sim.engine.run.move_log import line_header
@@ -21,15 +25,35 @@ def rows_kept_by_resume(request, out):
     if meta.get("completed"):
         raise RunError(f"{out} is already complete ({meta['n_done']} deals)")
     _check_same_move_log(out, meta, mine)
+    _check_rows_are_the_deals_done(out, meta)
     return int(meta["n_done"])
 
 
 def _check_same_run(out, meta, mine):
-    for key in SAME_RUN_KEYS:
+    # Files from before the policy's spec was stored are known by its name alone.
+    keys = SAME_RUN_KEYS + (("policy_spec",) if "policy_spec" in meta else ())
+    for key in keys:
         if meta.get(key) != json.loads(json.dumps(mine[key])):  # as stored: JSON values
             raise RunError(
                 f"cannot resume {out}: its {key} is {meta.get(key)!r}, this run's is {mine[key]!r}"
             )
+
+
+def _check_rows_are_the_deals_done(out, meta):
+    """Refuse a file whose rows are not the deals its description says are done, in
+    order: resuming it would leave gaps or repeats in a file marked complete."""
+    done, start = int(meta["n_done"]), int(meta["start"])
+    try:
+        deals = pq.read_table(out, columns=["deal"]).column("deal").to_numpy()
+    except (OSError, KeyError, pa.ArrowException):
+        raise RunError(f"cannot resume {out}: its deal column cannot be read") from None
+    expected = f"deals {start} to {start + done - 1} in order"
+    if deals.shape[0] != done:
+        raise RunError(
+            f"cannot resume {out}: it should hold {expected}, and holds {deals.shape[0]:,} rows"
+        )
+    if deals.dtype.kind not in "iu" or not np.array_equal(deals, np.arange(start, start + done)):
+        raise RunError(f"cannot resume {out}: its rows are not {expected}")
 
 
 def _check_same_move_log(out, meta, mine):

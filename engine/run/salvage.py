@@ -2,6 +2,8 @@
 result file marked incomplete, which --resume completes (engine.run.journal)."""
 
 import contextlib
+import json
+import shlex
 from pathlib import Path
 
 from sim.engine.games import GameError, get_game
@@ -50,7 +52,7 @@ def _salvage(request, out, locks):
             locks.enter_context(FileLock(log))
     meta = description | {"salvaged": True, "executor": "recovered from a killed run"}
     kept = finish(out, Path(log) if log else None, game, meta, before, journals, 0.0)
-    return [_recovered(request, out, kept, description["n"])]
+    return [_recovered(request, out, kept, description)]
 
 
 def _read_journal(path):
@@ -76,11 +78,30 @@ def _may_salvage_into(out, description, before):
     return same and not meta.get("completed") and meta.get("n_done") == before
 
 
-def _recovered(request, out, kept, planned):
+def _recovered(request, out, kept, description):
     """The note on the deals recovered; an error unless this run goes on to finish them."""
     note = f"recovered {kept:,} finished deals of a killed run into {out}"
-    if kept == planned:
+    if kept == description["n"]:
         raise RunError(f"{note}: every deal of the run, so the file is complete")
+    mine = json.loads(json.dumps(request.description()))  # as stored: JSON values
+    if any(description.get(key) != mine[key] for key in SAME_RUN_KEYS + ("policy_spec",)):
+        raise RunError(f"{note}; `{_resume_command(description, out)}` finishes it")
     if not request.resume:
         raise RunError(f"{note}; run the same command with --resume to finish it")
     return note
+
+
+def _resume_command(description, out):
+    """The command that resumes the run a journal describes."""
+    words = ["sim", description["game"], "--policy", description["policy_spec"]]
+    for name, value in description["params"].items():
+        words += ["--param", f"{name}={results.number_text(value)}"]
+    for name, value in description["rules"].items():
+        words += [f"--{name.replace('_', '-')}", str(value)]
+    words += ["--seed", str(description["seed"])]
+    if description["start"]:
+        words += ["--start", str(description["start"])]
+    words += ["-n", str(description["n"]), "--out", str(out)]
+    if description.get("log_moves"):
+        words += ["--log-moves", description["log_moves"]]
+    return shlex.join(words + ["--resume"])

@@ -10,7 +10,7 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.engine.run.request import RunError, default_filename
+from sim.engine.run.request import RunError, check_resume_or_overwrite, default_filename
 from sim.engine.run.results import ResultFileError, read_meta
 
 
@@ -93,6 +93,7 @@ def started(path):
 def check_files(files, resume, overwrite):
     """Before any play: a fresh sweep replaces no file unless asked, and a resumed one
     has something to resume."""
+    check_resume_or_overwrite(resume, overwrite)
     if resume and not any(started(path) for path in files):
         raise RunError(f"nothing to resume: no file of this sweep in {Path(files[0]).parent}")
     existing = [path for path in files if Path(path).exists()]

@@ -1,0 +1,96 @@
+"""--resume goes on only with the very run a file holds, and only from rows that are the
+deals its description says are done."""
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from conftest import sim
+
+from sim.engine.run.results import META_KEY
+
+
+def interrupted_copy(source, out, rows, **changes):
+    """Write `out`: the rows of the complete file `source` chosen by `rows`, described
+    as a run interrupted after `len(rows)` deals (with `changes` to its description)."""
+    table = pq.read_table(source)
+    meta = json.loads(table.schema.metadata[META_KEY])
+    meta |= {"completed": False, "n_done": len(rows)} | changes
+    kept = table.take(pa.array(rows)).replace_schema_metadata({META_KEY: json.dumps(meta)})
+    pq.write_table(kept, out)
+
+
+def complete_run(tmp_path, n=50):
+    source = tmp_path / "complete.parquet"
+    assert sim("calc", "-n", n, "--out", source, "-q").exit_code == 0
+    return source
+
+
+def test_resume_completes_an_interrupted_copy_into_the_same_rows(tmp_path):
+    source, out = complete_run(tmp_path), tmp_path / "r.parquet"
+    interrupted_copy(source, out, list(range(20)))
+    assert sim("calc", "-n", 50, "--out", out, "--resume", "-q").exit_code == 0
+    assert pq.read_table(out).equals(pq.read_table(source))
+
+
+def test_resume_refuses_a_file_with_fewer_rows_than_deals_done(tmp_path):
+    source, out = complete_run(tmp_path), tmp_path / "r.parquet"
+    interrupted_copy(source, out, list(range(8)), n_done=11)
+    result = sim("calc", "-n", 50, "--out", out, "--resume")
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: cannot resume {out}: it should hold deals 0 to 10 in order, and holds 8 rows"
+    )
+
+
+def test_resume_refuses_a_file_whose_rows_are_other_deals(tmp_path):
+    source, out = complete_run(tmp_path), tmp_path / "r.parquet"
+    interrupted_copy(source, out, [0, 1, 2, 4, 4, 5])
+    result = sim("calc", "-n", 50, "--out", out, "--resume")
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: cannot resume {out}: its rows are not deals 0 to 5 in order"
+    )
+
+
+def test_resume_refuses_a_policy_of_the_same_name_from_elsewhere(tmp_path):
+    source, out = complete_run(tmp_path), tmp_path / "r.parquet"
+    interrupted_copy(source, out, list(range(20)), policy_spec="mine.py:greedy")
+    result = sim("calc", "-n", 50, "--out", out, "--resume")
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: cannot resume {out}: its policy_spec is 'mine.py:greedy', this run's is 'greedy'"
+    )
+
+
+def test_resume_and_overwrite_together_are_refused_in_a_sweep_too(tmp_path):
+    args = ["calc", "--param", "depth_weight=1,2", "-p", "planner", "-n", 10]
+    result = sim(*args, "--out", tmp_path, "--resume", "--overwrite")
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "Error: --resume and --overwrite exclude each other: --resume completes the rows "
+        "a file holds, --overwrite replaces them"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_result_file_that_cannot_be_put_in_place_is_named_and_its_deals_kept(
+    tmp_path, monkeypatch
+):
+    out = tmp_path / "r.parquet"
+    replace = os.replace
+
+    def refuse_the_result_file(source, target):
+        if Path(target) == out:
+            raise PermissionError(errno.EPERM, "Operation not permitted", source, target)
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", refuse_the_result_file)
+    result = sim("calc", "-n", 50, "--out", out)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1].startswith(
+        f"Error: cannot write {out}: Operation not permitted"
+    )
