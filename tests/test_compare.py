@@ -455,6 +455,30 @@ def test_a_baseline_missing_from_a_group_leaves_that_group_unpaired(tmp_path):
     assert "paired with planner depth=2" in chosen.stdout
 
 
+def test_a_baseline_may_name_a_policy_and_some_of_its_parameters(tmp_path):
+    deals = np.arange(30)
+    for depth in (1, 2):
+        write_result(tmp_path / f"planner-{depth}.parquet", "planner", deals % (depth + 2) == 0,
+                     params={"depth": float(depth), "width": 8})  # fmt: skip
+    write_result(tmp_path / "greedy.parquet", "greedy", deals % 5 == 0)
+    for name in ("planner depth=2", "planner depth=2.0", "planner width=8 depth=2e0"):
+        chosen = sim("compare", tmp_path, "--baseline", name)
+        assert chosen.exit_code == 0, chosen.output
+        assert "paired with planner depth=2.0 width=8" in chosen.stdout.splitlines()
+    several = sim("compare", tmp_path, "--baseline", "planner width=8")
+    assert several.output.strip() == (
+        "Error: baseline 'planner width=8' names several runs; pick one of "
+        "'planner depth=1.0 width=8', 'planner depth=2.0 width=8'"
+    )
+    for name in ("planner depth=3", "planner depth", "greedy depth=2"):
+        none = sim("compare", tmp_path, "--baseline", name)
+        assert none.exit_code == 1
+        assert none.output.strip() == (
+            f"Error: baseline {name!r} is not among the runs (greedy, "
+            "planner depth=1.0 width=8, planner depth=2.0 width=8)"
+        )
+
+
 def test_a_file_whose_rows_name_several_runs_is_split_between_them(tmp_path):
     one = pq.read_table(write_result(tmp_path / "x" / "a.parquet", "a", [True, False, True]))
     two = pq.read_table(write_result(tmp_path / "x" / "b.parquet", "b", [False, False, True]))

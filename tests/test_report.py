@@ -87,6 +87,13 @@ def test_report_baseline_can_be_chosen(tmp_path):
     assert paired[1][:6] == ["a", "20", "3", "5", "2", "10"]
 
 
+def test_report_baseline_may_name_a_policy_and_some_of_its_parameters(tmp_path):
+    folder = mixed_folder(tmp_path / "results")
+    out = tmp_path / "report.html"
+    assert sim("report", folder, "--out", out, "--baseline", "planner depth=2.0").exit_code == 0
+    assert "Paired with planner depth=2" in Page(out.read_text()).headings
+
+
 def test_markdown_report_writes_its_plots_in_a_folder_named_after_it(tmp_path):
     a, b = known_pair(tmp_path)
     out = tmp_path / "week.md"
@@ -168,8 +175,27 @@ def test_markdown_overwrite_replaces_only_the_reports_own_plots(tmp_path):
     assert "difference.png" not in out.read_text()
     assert (tmp_path / "r" / "notes.txt").read_text() == "mine"
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
-        "difference.png",  # the earlier report's: never deleted, no longer shown
-        "notes.txt",
+        "notes.txt",  # the earlier report's difference.png, no longer shown, is gone
+        "reach.png",
+        "scores.png",
+        "win_rate.png",
+    ]
+
+
+def test_markdown_overwrite_removes_only_the_earlier_reports_plots(tmp_path):
+    """Plots of groups the new report no longer has go; a plot sim report wrote that the
+    earlier report did not show, or a file of a shown plot's name it did not write, stays."""
+    folder = mixed_folder(tmp_path / "results")
+    out, plots = tmp_path / "r.md", tmp_path / "r"
+    assert sim("report", folder, "--out", out).exit_code == 0
+    assert len(list(plots.iterdir())) == 15
+    (plots / "mine-win_rate.png").write_bytes((plots / "calc-wastes3-win_rate.png").read_bytes())
+    (plots / "jokers-max_moves1000-reach.png").write_bytes(PNG_MAGIC + b"someone else's")
+    result = sim("report", folder / "calc" / "greedy.parquet", "--out", out, "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in plots.iterdir()) == [
+        "jokers-max_moves1000-reach.png",
+        "mine-win_rate.png",
         "reach.png",
         "scores.png",
         "win_rate.png",

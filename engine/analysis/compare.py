@@ -33,12 +33,36 @@ DEFAULT_BASELINE = "the first run of each group"
 
 
 def _named(runs, name):
-    """The runs a `--baseline` name names: a run label, or a policy name."""
-    return [run for run in runs if run.label == name] or [r for r in runs if r.policy == name]
+    """The runs a `--baseline` name names: those whose label it is, else those of the
+    policy it begins with whose parameters have the values it goes on to give, if any
+    (`planner depth=2` names the runs of planner with depth 2, whatever their others)."""
+    labelled = [run for run in runs if run.label == name]
+    if labelled or not name.split():
+        return labelled
+    policy, *settings = name.split()
+    if not all("=" in setting for setting in settings):
+        return []
+    wanted = dict(setting.split("=", 1) for setting in settings)
+    return [run for run in runs if run.policy == policy and _has_values(run.params, wanted)]
+
+
+def _has_values(params, wanted):
+    """Whether params text (`depth=2.0 width=8`) gives each wanted parameter its value."""
+    given = dict(item.partition("=")[::2] for item in params.split())
+    return all(name in given and _same_value(given[name], wanted[name]) for name in wanted)
+
+
+def _same_value(text, other):
+    """Numbers compare as numbers: a run's `depth=2.0` is the `depth=2` asked for."""
+    try:
+        return float(text) == float(other)
+    except ValueError:
+        return text == other
 
 
 def find_baseline(runs, name):
-    """The one run of runs that NAME names: a run label, or a policy only one run has."""
+    """The one run of runs that NAME names (_named): a run label, a policy only one run
+    has, or a policy and the values of some of its parameters that only one run has."""
     matches = _named(runs, name)
     if not matches:
         known = ", ".join(dict.fromkeys(run.label for run in runs))

@@ -36,6 +36,9 @@ _KIND_NAMES = {str: "a string", dict: "an object", int: "a whole number", bool: 
 UNKNOWN = "unknown"
 _DRAWN_OUTCOMES = ("won", "lost")
 CONVERT_HINT = "sim export OLD --to parquet --out NEW"
+# Every text column is read coded, whether its writer coded it or not (pandas and polars
+# may not): the files then pool, a text being the same data either way.
+TEXT = pa.dictionary(pa.int32(), pa.string())
 
 
 class AnalysisError(ValueError):
@@ -178,15 +181,68 @@ def _short(value):
 
 
 def read_columns(path, wanted):
-    """The wanted columns of a result file that it has, as an Arrow table."""
+    """The wanted columns of a result file that it has, as an Arrow table, each checked
+    to hold values of its kind and read as that kind's one type (column_kinds)."""
     try:
         names = pq.read_schema(path).names
         missing = [name for name in REQUIRED_COLUMNS if name not in names]
         if missing:
             raise AnalysisError(f"{path}: a result file without column(s) {', '.join(missing)}")
-        return pq.read_table(path, columns=[name for name in wanted if name in names])
+        table = pq.read_table(path, columns=[name for name in wanted if name in names])
     except (OSError, pa.ArrowException) as error:
         raise AnalysisError(f"{path}: corrupt Parquet file ({one_line(error)})") from None
+    return checked_columns(path, table)
+
+
+def _is_text(kind):
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+# kind -> (whether an Arrow type holds it, the type it is read as, how an error names it)
+KINDS = {
+    "integer": (pa.types.is_integer, pa.int64(), "an integer"),
+    "boolean": (pa.types.is_boolean, pa.bool_(), "true or false"),
+    "text": (_is_text, TEXT, "text"),
+}
+
+
+def column_kinds():
+    """{column: kind} of every column analysis computes on or groups by."""
+    kinds = {name: "integer" for name in ("seed", "deal", "score", "moves", *MEAN_COLUMNS)}
+    return kinds | {"won": "boolean", "outcome": "text"} | dict.fromkeys(IDENTITY, "text")
+
+
+def check_column_types(path, schema):
+    """Refuse a file whose column of a kind (column_kinds) is stored as another type: a
+    text `deal`, say, that files of other writers may have."""
+    kinds = column_kinds()
+    for column in schema:
+        kind = kinds.get(column.name)
+        if kind is not None and not KINDS[kind][0](column.type):
+            raise AnalysisError(
+                f"{path}: column {column.name} has type {column.type}, expected {KINDS[kind][2]}"
+            )
+
+
+def checked_columns(path, table):
+    """The table, its columns of a kind checked to be of that kind and without nulls, and
+    each cast to its kind's type, so that the tables of any files pool."""
+    check_column_types(path, table.schema)
+    kinds = column_kinds()
+    for index, name in enumerate(table.column_names):
+        if name not in kinds:
+            continue
+        column = table.column(index)
+        if column.null_count:
+            raise AnalysisError(f"{path}: column {name} holds nulls")
+        try:
+            column = column.cast(KINDS[kinds[name]][1])
+        except pa.ArrowInvalid:  # an unsigned integer beyond int64
+            raise AnalysisError(f"{path}: column {name} holds too large values") from None
+        table = table.set_column(index, table.field(index).with_type(column.type), column)
+    return table
 
 
 def is_old_layout(names):
@@ -208,7 +264,7 @@ def load_runs(paths):
     for path, meta in zip(files, metas, strict=True):
         table = read_columns(path, wanted)
         old = is_old_layout(table.column_names)
-        for identity, rows in _split_by_run(path, table, meta):
+        for identity, rows in _split_by_run(table, meta):
             run = runs.setdefault(identity, Run(*identity))
             run.files.append(path)
             run.metas.append(meta)
@@ -256,7 +312,7 @@ def _readable(files, given):
     return kept, skipped
 
 
-def _split_by_run(path, table, meta):
+def _split_by_run(table, meta):
     """[(identity, rows)]: the rows of each run the table holds.
 
     Each of game, rules, policy, params comes from its column when the file has it, else
@@ -269,7 +325,7 @@ def _split_by_run(path, table, meta):
     constants = {name: _constant_text(table.column(name)) for name in present}
     if all(value is not None for value in constants.values()):
         return [(tuple(constants.get(name, fallback[name]) for name in IDENTITY), table)]
-    texts = {name: _as_text(path, table.column(name)) for name in present}
+    texts = {name: _as_text(table.column(name)) for name in present}
     combos = pa.table(texts).group_by(present, use_threads=False).aggregate([])
     result = []
     for combo in combos.to_pylist():
@@ -298,14 +354,8 @@ def _constant_text(column):
     return value if isinstance(value, str) else None
 
 
-def _as_text(path, column):
-    try:
-        text = column.cast(pa.string())
-    except pa.ArrowException:
-        raise AnalysisError(f"{path}: its column {column!r} is not text") from None
-    if text.null_count:
-        raise AnalysisError(f"{path}: rows without their game, rules, policy or params")
-    return text
+def _as_text(column):
+    return column.cast(pa.string())  # checked_columns made it text, without nulls
 
 
 def _deal_keys(tables):
@@ -367,23 +417,19 @@ def _values(table, name):
 
 
 def _labels(column):
-    """The labels a coded (dictionary) column can take, in their stored order."""
+    """The labels a coded column (checked_columns codes them all) can take, in their
+    stored order."""
     labels = []
     for chunk in column.chunks:
-        dictionary = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk.unique()
-        labels += [x for x in dictionary.to_pylist() if x not in labels]
+        labels += [x for x in chunk.dictionary.to_pylist() if x not in labels]
     return labels
 
 
 def _label_mask(column, label):
     parts = []
     for chunk in column.chunks:
-        if pa.types.is_dictionary(chunk.type):
-            codes = [i for i, x in enumerate(chunk.dictionary.to_pylist()) if x == label]
-            indices = chunk.indices.to_numpy(zero_copy_only=False)
-            parts.append(np.isin(indices, codes))
-        else:
-            parts.append(np.asarray(chunk.to_pylist(), dtype=object) == label)
+        codes = [i for i, x in enumerate(chunk.dictionary.to_pylist()) if x == label]
+        parts.append(np.isin(chunk.indices.to_numpy(zero_copy_only=False), codes))
     return np.concatenate(parts) if parts else np.zeros(0, bool)
 
 

@@ -22,6 +22,7 @@ from sim.engine.analysis.inputs import CONVERT_HINT, AnalysisError, groups_of
 from sim.engine.analysis.intervals import mean_interval
 from sim.engine.analysis.output import check_writable, write_atomically, write_together
 from sim.engine.games import registered_games
+from sim.engine.run.stop_signals import Stopped
 
 STYLE = {
     "figure.figsize": (8.0, 4.5),
@@ -102,11 +103,34 @@ def check_outputs(out, overwrite, runs=None):
             return
         for path in plot_paths(out, runs):
             check_writable(path, overwrite, what="a plot of the report")
-            if path.exists() and PNG_MARK not in path.read_bytes()[:4096]:
+            if path.exists() and not _written_by_report(path):
                 raise AnalysisError(
                     f"{path} was not written by sim report; it is never replaced "
                     "(name the report otherwise)"
                 )
+
+
+def _written_by_report(path):
+    """Whether a file is a plot sim report wrote: a regular file with its mark (PNG_MARK,
+    within the PNG's first chunks)."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    with open(path, "rb") as file:
+        return PNG_MARK in file.read(4096)
+
+
+def earlier_plots(out):
+    """The plot files that the Markdown report at out shows from its folder and that sim
+    report wrote (their mark says so): the report names what it wrote, so a file of the
+    folder that it does not show, even a plot, is never taken for one of its own."""
+    out, folder = Path(out), plots_folder(out)
+    if not out.is_file() or not folder.is_dir():
+        return []
+    plot = rf"[A-Za-z0-9_.\-]*(?:{'|'.join(PLOT_NAMES)})\.png"
+    link = re.compile(rf"!\[.*\]\({re.escape(folder.name)}/({plot})\)")
+    text = out.read_text(encoding="utf-8", errors="replace")
+    names = dict.fromkeys(m.group(1) for m in map(link.fullmatch, text.splitlines()) if m)
+    return [folder / name for name in names if _written_by_report(folder / name)]
 
 
 class Report:
@@ -298,8 +322,10 @@ def write_markdown(runs, out, baseline_name=None):
     """report.md, and its plots as report/<name>.png (report/<group>-<name>.png when the
     runs are of several games or rules).
 
-    Each plot file replaces only a file of the same name; nothing else in the folder is
-    touched, so a report named after a folder of results never harms them."""
+    Each plot file replaces only a file of the same name, and the plots of the report it
+    replaces that it does not draw again are removed, so the folder matches it; nothing
+    else in the folder is touched, so a report named after a folder of results never
+    harms them."""
     out = Path(out)
     report = Report(runs, baseline_name)
     folder = plots_folder(out)
@@ -315,8 +341,21 @@ def write_markdown(runs, out, baseline_name=None):
         for name, (_, png) in part.plots.items()
     ]
     writes.append((out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8")))
-    write_together(writes)
+    drawn = {path for path, _ in writes}
+    stale = [path for path in earlier_plots(out) if path not in drawn]
+    try:
+        write_together(writes)
+    except Stopped as stopped:
+        if stopped.written:  # the new report is in place: its folder must match it
+            _remove(stale)
+        raise
+    _remove(stale)
     return out
+
+
+def _remove(paths):
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _bytes_writer(data):
