@@ -40,6 +40,12 @@ class RuleOption:
     high: int
     help: str
 
+    def allows(self, value):
+        """Whether value, as a move-log line's JSON gives it, is a setting of this rule:
+        an integer in low..high (JSON's true is not 1, nor 4.0 the integer 4)."""
+        integer = isinstance(value, int) and not isinstance(value, bool)
+        return integer and self.low <= value <= self.high
+
 
 @dataclass(frozen=True)
 class Column:

@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import inspect
 import math
+import numbers
 import os
 import re
 import sys
@@ -31,6 +32,12 @@ from importlib import metadata
 from pathlib import Path
 
 ENTRY_POINT_GROUP = "sim.policies"
+# A policy's name and its parameters' names become parts of result file names, `--param`
+# keys and the `params` column, so they are plain tokens, as the built-in names are.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
+PLAIN_NAME_RULE = "1 to 64 letters, digits, - and _, not starting with -"
+# Parameters reach a policy's kernel as one float64 vector: only numbers travel there.
+PARAM_TYPES = (int, float)
 
 
 class PolicyError(ValueError):
@@ -52,11 +59,12 @@ class Param:
             value = _parse_float(text) if self.type is float else _parse_int(text)
         except ValueError:
             raise PolicyError(f"parameter {self.name} must be {kind}, not {text!r}") from None
-        if (self.low is not None and value < self.low) or (
-            self.high is not None and value > self.high
-        ):
+        if not self._within(value):
             raise PolicyError(f"parameter {self.name} must be {self._range()}")
         return value
+
+    def _within(self, value):
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
 
     def _range(self):
         low, high = _bound(self.low), _bound(self.high)
@@ -66,6 +74,27 @@ class Param:
 
     def describe(self):
         return f"{self.name}={self.default:g} ({self.type.__name__}) {self.help}".rstrip()
+
+    def problem(self):
+        """What is wrong with this declaration, in words, or None."""
+        if not isinstance(self.name, str) or not PLAIN_NAME.fullmatch(self.name):
+            return f"parameter name {self.name!r} is not a plain name ({PLAIN_NAME_RULE})"
+        if self.type not in PARAM_TYPES:
+            kind = getattr(self.type, "__name__", repr(self.type))
+            return (
+                f"parameter {self.name} is of type {kind}: parameters reach the kernel as "
+                "numbers, so declare it int or float"
+            )
+        for what, number in (("default", self.default), ("low", self.low), ("high", self.high)):
+            if (number is not None or what == "default") and not _is_number(number):
+                return f"parameter {self.name} has {what} {number!r}, not a finite number"
+        if self.type is int and not float(self.default).is_integer():
+            return f"parameter {self.name} is an int, and its default {self.default!r} is not"
+        if None not in (self.low, self.high) and self.low > self.high:
+            return f"parameter {self.name} has low {self.low!r} above high {self.high!r}"
+        if not self._within(self.default):
+            return f"parameter {self.name} has default {self.default!r}, not {self._range()}"
+        return None
 
 
 def param_slots(params, *names):
@@ -80,6 +109,11 @@ def param_slots(params, *names):
     return tuple(declared.index(name) for name in names)
 
 
+def _is_number(value):
+    # True is not the number 1 here, as it is to Python.
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _bound(number):
     if number is None or not float(number).is_integer():
         return number
@@ -91,7 +125,7 @@ def _parse_float(text):
     number = float(text)
     if not math.isfinite(number):
         raise ValueError(text)
-    return number
+    return number + 0.0  # -0 is 0: one setting, not two runs that compare apart
 
 
 def _parse_int(text):
@@ -119,6 +153,23 @@ class Policy:
 
     def __post_init__(self):
         object.__setattr__(self, "description", inspect.cleandoc(self.description))
+        problem = self.problem()
+        if problem:
+            raise PolicyError(f"policy {self.name!r} of {self.game}: {problem}")
+
+    def problem(self):
+        """What is wrong with this declaration, in words, or None: checked as it is
+        made, so a bad plug-in is refused before it names a file or plays a deal."""
+        if not isinstance(self.name, str) or not PLAIN_NAME.fullmatch(self.name):
+            return f"its name is not a plain name ({PLAIN_NAME_RULE})"
+        names = [getattr(param, "name", None) for param in self.params]
+        for param in self.params:
+            problem = param.problem() if isinstance(param, Param) else f"{param!r} is not a Param"
+            if problem:
+                return problem
+            if names.count(param.name) > 1:
+                return f"parameter {param.name} is declared twice"
+        return None
 
     def is_exact(self, rules):
         """Whether this policy's wins are the winnable deals under rules (a dict of
@@ -150,7 +201,7 @@ class Policy:
 
     def settings(self, pairs=()):
         """Parameter values from `k=v` strings, defaults elsewhere; refuse the unknown."""
-        values = {p.name: p.type(p.default) for p in self.params}
+        values = {p.name: p.type(p.default) + 0 for p in self.params}  # + 0: -0.0 is 0.0
         for pair in pairs:
             key, sep, text = (part.strip() for part in pair.partition("="))
             if not sep:
@@ -260,8 +311,20 @@ def plugin_policies(game=None):
                 f"cannot load policy plug-in {entry.name!r} ({entry.value}): {_describe(error)}"
             ) from None
         if isinstance(loaded, Policy) and (game is None or loaded.game == game):
+            _refuse_a_builtin_name(loaded, f"plug-in {entry.name!r} ({entry.value})")
             found.append(loaded)
     return found
+
+
+def _refuse_a_builtin_name(plugged_in, where):
+    """A plug-in named like a built-in policy of its game would be taken for it: its
+    rows would pool with the built-in's, under the same name."""
+    for builtin in builtin_policies(plugged_in.game):
+        if builtin.name == plugged_in.name and builtin is not plugged_in:
+            raise PolicyError(
+                f"policy {where} is named {plugged_in.name!r}, as a built-in "
+                f"{plugged_in.game} policy is: give it another name"
+            )
 
 
 def resolve(game, spec):
@@ -280,6 +343,8 @@ def resolve(game, spec):
             raise PolicyError(f"unknown policy {spec!r} for {game} (known: {known})")
     if found.game != game:
         raise PolicyError(f"policy {spec!r} plays {found.game}, not {game}")
+    if ":" in spec:
+        _refuse_a_builtin_name(found, spec)
     return found
 
 
@@ -353,4 +418,6 @@ def _search_last(folder):
 
 def _describe(error):
     text = re.sub(r"\s+", " ", str(error)).strip()
+    if isinstance(error, PolicyError):  # a declaration refused: its message says it all
+        return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

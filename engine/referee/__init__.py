@@ -58,6 +58,9 @@ def check_line(line):
     name = line["game"]
     if not isinstance(name, str) or name not in games:
         return Verdict(False, None, f"unknown game {json.dumps(name)}")
+    problem = _rules_problem(games[name], line)
+    if problem:
+        return Verdict(False, None, problem)
     try:
         referee = games[name].referee_module
     except ImportError as error:  # a plugged-in game whose referee cannot be loaded
@@ -74,6 +77,19 @@ def check_line(line):
         return Verdict(False, None, f"malformed line: no {name}")
     except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
         return Verdict(False, None, f"malformed line: {error!r}")
+
+
+def _rules_problem(game, line):
+    """Why a rule value the line gives is not one its game allows, or None. The allowed
+    values are the game's own declaration (its RuleOptions), so the referees, written
+    from the rule book, never see a deal of impossible rules."""
+    for option in game.rules:
+        if option.name in line and not option.allows(line[option.name]):
+            value = json.dumps(line[option.name])
+            value = value if len(value) <= 40 else value[:37] + "..."
+            allowed = f"an integer in {option.low}..{option.high}"
+            return f"the line has {option.name}={value}, not a valid value ({allowed})"
+    return None
 
 
 LINE_LIMIT = 2**24  # bytes: a move-log line is at most some tens of kilobytes

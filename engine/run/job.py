@@ -23,6 +23,7 @@ from numba import njit
 from sim.engine import kernel, rng
 
 LOG_END = np.iinfo(np.int16).min  # fills the unused tail of a deal's action log
+INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 IN_WORKER = False  # set in worker processes, which never see the user's Ctrl-C
 
 
@@ -149,18 +150,25 @@ def compile_notice(game, policy, notice):
 
     def say(function):
         rules_too = function.__module__ == game.module_name
-        what = (
-            f"the {game.title} rules and policy {policy.name}"
-            if rules_too
-            else (f"policy {policy.name}")
-        )
-        hints = [policy.compile_seconds] + ([game.compile_seconds] if rules_too else [])
+        if _interpreted(policy):  # nothing of it compiles: what does is the rules' code
+            what, hints = f"the {game.title} rules", [game.compile_seconds]
+        elif rules_too:
+            what = f"the {game.title} rules and policy {policy.name}"
+            hints = [policy.compile_seconds, game.compile_seconds]
+        else:
+            what, hints = f"policy {policy.name}", [policy.compile_seconds]
         length = f"about {_rounded(sum(hints))} s" if None not in hints else "up to a minute or two"
         notice(
             f"compiling {what} for this machine: {length}, once (later runs load it from the cache)"
         )
 
     return say
+
+
+def _interpreted(policy):
+    """A policy given as a plain Python function. A policy declared by name is not
+    loaded here: loading it may be the very compile being announced."""
+    return not policy.lazy and not policy.compiled
 
 
 def announced_compile(game, policy, notice):
@@ -303,6 +311,8 @@ def _guard_python(choose, protected):
             return kernel.CHOICE_LEGAL_WRITTEN
         if isinstance(choice, bool) or not isinstance(choice, int | np.integer):
             return kernel.CHOICE_NOT_AN_INDEX
+        if not INT64_MIN <= int(choice) <= INT64_MAX:
+            return n_legal  # outside the legal list too, and the compiled rules take int64
         return int(choice)
 
     return guarded_choose

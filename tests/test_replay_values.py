@@ -1,0 +1,66 @@
+"""`sim replay` checks a line's rule values against its game's declaration: a value of
+the wrong type, or one the rules do not allow, is a line that describes no legal game."""
+
+import json
+
+import pytest
+from conftest import sim
+
+from sim.engine.games import registered_games
+from sim.engine.referee import check_line
+
+RULES = [(game, option) for game in registered_games().values() for option in game.rules]
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory):
+    """One logged deal of every game, played under its default rules."""
+    folder, lines = tmp_path_factory.mktemp("logs"), {}
+    for name in registered_games():
+        log = folder / f"{name}.jsonl"
+        args = [name, "-n", 1, "--out", folder / f"{name}.parquet", "--log-moves", log, "-q"]
+        assert sim(*args).exit_code == 0
+        lines[name] = json.loads(log.read_text())
+    return lines
+
+
+def impossible_values(option):
+    return [option.low - 1, option.high + 1, True, str(option.default), None]
+
+
+@pytest.mark.parametrize("game, option", RULES, ids=[f"{g.name}-{o.name}" for g, o in RULES])
+def test_every_rule_value_the_declaration_does_not_allow_makes_the_line_invalid(
+    logged, game, option
+):
+    line = logged[game.name]
+    assert check_line(line | {option.name: option.default}).ok
+    for value in [*impossible_values(option), float(option.default), [option.default]]:
+        verdict = check_line(line | {option.name: value})
+        allowed = f"an integer in {option.low}..{option.high}"
+        assert not verdict.ok
+        assert verdict.reason == (
+            f"the line has {option.name}={json.dumps(value)}, not a valid value ({allowed})"
+        )
+
+
+@pytest.mark.parametrize("wastes", [99, 9, 0, True, "4", None, 4.0, [4]])
+def test_replay_names_an_impossible_number_of_wastes(tmp_path, logged, wastes):
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(logged["calc"] | {"wastes": wastes}) + "\n")
+    result = sim("replay", log)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"line 1 (calc seed 0 deal 0): the line has wastes={json.dumps(wastes)}, not a valid "
+        "value (an integer in 1..8)",
+        f"checked 1 deal in {log}: 0 valid, 1 invalid",
+    ]
+
+
+def test_replay_shortens_a_long_impossible_value(tmp_path, logged):
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(logged["montana"] | {"redeals": "x" * 100}) + "\n")
+    first = sim("replay", log).output.splitlines()[0]
+    assert first == (
+        f'line 1 (montana seed 0 deal 0): the line has redeals="{"x" * 36}..., not a valid '
+        "value (an integer in 0..10)"
+    )
