@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from sim.cli.options import OutputFile
 from sim.engine.analysis import AnalysisError
 from sim.engine.run.files import describe_os_error
 
@@ -43,7 +44,7 @@ def _one_line_errors(command):
 )
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=OutputFile(),
     help="Write here instead of printing (.csv .parquet .json .md pick the format).",
 )
 @OVERWRITE
@@ -93,7 +94,7 @@ def compare(paths, baseline, fmt, out, overwrite):
 @FILES
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=OutputFile(),
     default=Path("report.html"),
     show_default=True,
     help="report.html: one self-contained page; report.md: Markdown, plots in a folder beside.",
@@ -132,7 +133,7 @@ def report(paths, out, baseline, overwrite):
 )
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=OutputFile(),
     help="Output file, needed (keep it out of the results folder). A CSV gets its "
     "description in OUT.json.",
 )

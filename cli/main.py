@@ -2,6 +2,7 @@
 
 import gc
 import importlib
+import io
 import json
 import os
 import signal
@@ -12,8 +13,11 @@ import click
 
 from sim.cli.options import (
     InputFile,
+    OutputFile,
+    Seconds,
     WholeNumber,
     check_deal_range,
+    check_file_name,
     complete_policies,
     game_command,
     no_color,
@@ -21,6 +25,7 @@ from sim.cli.options import (
 )
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 from sim.engine.games import BROKEN_PLUGINS, registered_games
+from sim.engine.run.files import describe_os_error
 from sim.engine.run.stop_signals import Stopped, StopSignals, kept_so_far, say_kept, stop_at_once
 
 GAMES = registered_games()  # built-in and plugged-in games, each a command
@@ -96,10 +101,7 @@ class SimGroup(click.Group):
         for problem in BROKEN_PLUGINS:
             click.echo(f"warning: {problem}; left out", err=True)
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.exceptions.NoArgsIsHelpError as bare:  # `sim` alone: its help, no error
-            click.echo(bare.ctx.get_help())
-            sys.exit(0)
+            code = self._help_when_bare(args, prog_name, complete_var, **extra)
         except click.ClickException as error:
             click.echo(f"Error: {error.format_message()}", err=True)
             sys.exit(error.exit_code)
@@ -109,10 +111,84 @@ class SimGroup(click.Group):
             _stopped(stop.signum, stop.what_is_kept())
         sys.exit(code if isinstance(code, int) else 0)
 
+    def _help_when_bare(self, *args, **extra):
+        """click's main, where `sim` alone is its help, not an error. Apart from main's
+        handlers, so that they see an error in writing the help too."""
+        try:
+            return super().main(*args, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as bare:
+            click.echo(bare.ctx.get_help())
+            return 0
+
 
 def _stopped(signum, what=None):
     click.echo(f"interrupted: {what or kept_so_far()}", err=True)
     sys.exit(128 + signum)
+
+
+class StandardOutputError(click.ClickException):
+    """Standard output cannot be written: closed, or on a full device."""
+
+    def __init__(self, reason):
+        super().__init__(f"cannot write to the standard output: {reason}")
+
+
+class StandardOutput(io.RawIOBase):
+    """File descriptor 1, whose failures are a StandardOutputError: one error line.
+
+    A broken pipe is left as it is: a reader that has gone (`| head`) ends a command
+    quietly, and lets a run go on (_print). Once a failure is raised, what is left to
+    write is dropped, so that the flush at exit does not raise it again."""
+
+    def __init__(self, closed):
+        super().__init__()
+        self.closed_at_start, self.failed = closed, False
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return 1
+
+    def isatty(self):
+        return os.isatty(1)
+
+    def write(self, data):
+        if self.failed:
+            return len(data)
+        if self.closed_at_start:
+            self._fail("it is closed")
+        try:
+            return os.write(1, data)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            self._fail(describe_os_error(error))
+
+    def _fail(self, reason):
+        self.failed = True
+        raise StandardOutputError(reason)
+
+
+def _guard_standard_output():
+    """Make sys.stdout, in its encoding, write through a StandardOutput. A closed fd 1
+    is None there (sim.cli.console has held the descriptor on /dev/null since)."""
+    former = sys.stdout  # still held by sys.__stdout__: collected, it would close fd 1
+    if not _is_fd_1(former):  # put in place by whoever runs the command: theirs
+        return
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(StandardOutput(closed=former is None)),
+        encoding=getattr(former, "encoding", None) or "utf-8",
+        errors=getattr(former, "errors", None) or "strict",
+        line_buffering=getattr(former, "line_buffering", False),
+    )
+
+
+def _is_fd_1(stream):
+    try:
+        return stream is None or stream.fileno() == 1
+    except (AttributeError, OSError, ValueError):  # a stream in memory
+        return False
 
 
 def run_console():
@@ -132,6 +208,7 @@ def run_console():
     # Ctrl-C or a scheduler's stop ends the command at once, in one line, exit 128 +
     # signal; a run, and a write that can be undone, take their own (stop_signals).
     stop_at_once()
+    _guard_standard_output()
     try:
         main()
     except SystemExit as done:
@@ -142,8 +219,13 @@ def run_console():
 
 
 def _exit_now(code):
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        sys.stdout.flush()
+    except click.ClickException as error:  # what is still buffered cannot be written
+        click.echo(f"Error: {error.format_message()}", err=True)
+        code = code or error.exit_code
+    if sys.stderr is not None:  # closed when sim started
+        sys.stderr.flush()
     os._exit(code)
 
 
@@ -236,7 +318,7 @@ _RUN_OPTIONS = (
     ),
     click.option(
         "--out",
-        type=click.Path(path_type=Path),
+        type=click.Path(),  # as typed: a single run's file, a sweep's folder (_run_game)
         help="Result file (default: under results/GAME/, named for the run); for a sweep,"
         " its folder.",
     ),
@@ -244,7 +326,7 @@ _RUN_OPTIONS = (
     click.option("--resume", is_flag=True, help="Complete an interrupted result file."),
     click.option(
         "--log-moves",
-        type=click.Path(path_type=Path),
+        type=OutputFile(),
         help="Also write each deal's move log (JSON Lines).",
     ),
     click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
@@ -255,7 +337,7 @@ _RUN_OPTIONS = (
     ),
     click.option(
         "--deal-timeout",
-        type=click.FloatRange(0, min_open=True),
+        type=Seconds(),
         default=DEFAULT_DEAL_TIMEOUT,
         show_default=True,
         metavar="SECONDS",
@@ -267,6 +349,8 @@ _RUN_OPTIONS = (
 def _run_game(game, options):
     say_kept("no deal finished; nothing written")
     check_deal_range(options["start"], options["n"])
+    typed_out = options["out"]  # Path("odir/") drops the slash that says "a folder"
+    options["out"] = None if typed_out is None else Path(typed_out)
     rules = {rule.name: options[rule.name] for rule in game.rules}
     from sim.engine.run import sweep
     from sim.policies.registry import PolicyError, resolve
@@ -275,6 +359,8 @@ def _run_game(game, options):
         policies = [resolve(game.name, spec) for spec in options["policy"]]
         if sweep.is_sweep(policies, options["params"]):
             return _run_sweep(game, policies, rules, options)
+        if typed_out is not None:
+            check_file_name(typed_out, "--out")
         sweep.grid_values(options["params"])  # a parameter given twice is refused
         params = policies[0].settings(options["params"])
     except (PolicyError, sweep.RunError) as error:
@@ -585,10 +671,13 @@ def policies(game):
 )
 def bench(games, policy_names, n, repeat, commands, reference, startup):
     """Measure deals per second per core of the compiled kernels (medians)."""
-    from sim.engine.run.bench import time_command, time_kernel, time_startup
+    from sim.engine.run.bench import check_command_lines, time_command, time_kernel, time_startup
     from sim.engine.run.job import announced_compile
-    from sim.policies.registry import PolicyError, builtin_policies
+    from sim.policies.registry import PolicyError
 
+    if reference and not commands:
+        raise click.UsageError("--reference needs --command: the two are timed in turn")
+    check_command_lines(commands, reference)
     if startup:
         timed = time_startup(repeat)
         floor = timed[0][1]
@@ -596,22 +685,20 @@ def bench(games, policy_names, n, repeat, commands, reference, startup):
             click.echo(f"{label:<34} median {seconds:.3f} s  ({seconds / floor:.2f}x the floor)")
         return
 
+    kernels = _benched_policies(games or list(GAMES), policy_names)
     click.echo(
         f"{'game':<8} {'policy':<14} {'deals':>9} {'median µs/deal':>15} {'deals/s/core':>13}"
     )
-    for name in games or list(GAMES):
-        for policy in builtin_policies(name):
-            if policy_names and policy.name not in policy_names:
-                continue
-            try:
-                with announced_compile(GAMES[name], policy, notice):
-                    deals, seconds = time_kernel(GAMES[name], policy, n, repeat)
-            except PolicyError as error:
-                raise click.ClickException(str(error)) from None
-            click.echo(
-                f"{name:<8} {policy.name:<14} {deals:>9,} {seconds / deals * 1e6:>15.2f}"
-                f" {deals / seconds:>13,.0f}"
-            )
+    for name, policy in kernels:
+        try:
+            with announced_compile(GAMES[name], policy, notice):
+                deals, seconds = time_kernel(GAMES[name], policy, n, repeat)
+        except PolicyError as error:
+            raise click.ClickException(str(error)) from None
+        click.echo(
+            f"{name:<8} {policy.name:<14} {deals:>9,} {seconds / deals * 1e6:>15.2f}"
+            f" {deals / seconds:>13,.0f}"
+        )
     for args in commands:
         timed = time_command(args, repeat, reference)
         wall, cpu = timed["sim"]
@@ -622,6 +709,40 @@ def bench(games, policy_names, n, repeat, commands, reference, startup):
                 f"{reference}: median wall {ref_wall:.2f} s, CPU {ref_cpu:.2f} s; "
                 f"sim / reference: wall {wall / ref_wall:.2f}x, CPU {cpu / ref_cpu:.2f}x"
             )
+
+
+def _benched_policies(games, names):
+    """[(game, policy)]: the built-in policies of games that names pick (all without
+    names). A name that picks none is refused, as a run refuses it: before any timing."""
+    from sim.policies.registry import PolicyError, builtin_policies
+
+    try:
+        found = [(game, policy) for game in games for policy in builtin_policies(game)]
+    except PolicyError as error:
+        raise click.ClickException(str(error)) from None
+    for name in names:
+        if not any(policy.name == name for _, policy in found):
+            raise click.ClickException(_not_benched(name, games, found))
+    return [(game, policy) for game, policy in found if not names or policy.name in names]
+
+
+def _not_benched(name, games, found):
+    """Why bench times no policy called name: a plug-in (only built-in kernels are
+    timed; a whole run of it is, with --command), or no policy of the games."""
+    from sim.policies.registry import PolicyError, plugin_policies
+
+    try:
+        plugged_in = any(p.name == name and p.game in games for p in plugin_policies())
+    except PolicyError:
+        plugged_in = False  # the plug-ins cannot be loaded: the name is not theirs
+    if ":" in name or plugged_in:
+        return f"bench times built-in policies, not {name!r}: time a run of it with --command"
+    known = ", ".join(dict.fromkeys(policy.name for _, policy in found))
+    return f"unknown policy {name!r} for {_either(games)} (known: {known})"
+
+
+def _either(names):
+    return " or ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 @main.command()

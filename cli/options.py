@@ -1,6 +1,7 @@
 """The command line's own conventions: counts written as people write them, the --policy
 option of a game command with its completion, NO_COLOR."""
 
+import math
 import os
 import stat
 from decimal import Decimal, InvalidOperation
@@ -51,6 +52,49 @@ class InputFile(click.Path):
         if not stat.S_ISREG(path.stat().st_mode):
             self.fail(f"{str(value)!r} is not a regular file", param, ctx)
         return path
+
+
+class OutputFile(click.Path):
+    """A file to write, checked as typed: pathlib drops a trailing slash, so `odir/`
+    would be written as a file named odir."""
+
+    def __init__(self):
+        super().__init__(path_type=Path)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and names_a_folder(value):
+            self.fail(_folder_not_file(value), param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def names_a_folder(text):
+    """Whether a path as typed names a folder: `odir/`, `odir/.`, `..`."""
+    return os.path.basename(text) in ("", ".", "..")
+
+
+def check_file_name(text, option):
+    """Refuse a path typed for option (OutputFile's check, where only some uses of the
+    option take a file: a single run's --out, not a sweep's)."""
+    if names_a_folder(text):
+        raise click.BadParameter(_folder_not_file(text), param_hint=f"'{option}'")
+
+
+def _folder_not_file(text):
+    return f"{text!r} names a folder, not a file"
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds above 0; inf is no limit. nan compares false with every bound,
+    so the range alone would let it through."""
+
+    def __init__(self):
+        super().__init__(0, min_open=True)
+
+    def convert(self, value, param, ctx):
+        seconds = super().convert(value, param, ctx)
+        if math.isnan(seconds):
+            self.fail(f"{seconds} is not in the range x>0.", param, ctx)
+        return seconds
 
 
 def no_color():
@@ -122,11 +166,24 @@ def game_command(group, game, callback, doc, common_options, many_policies=False
     command = click.option(
         "--policy",
         "-p",
-        default=(game.default_policy,) if many_policies else game.default_policy,
-        multiple=many_policies,
+        default=(game.default_policy,),
+        # Taken many times even for one policy, so that a second -p is refused, not
+        # silently put in place of the first.
+        multiple=True,
+        callback=None if many_policies else _one_policy,
         show_default=True,
         shell_complete=complete_policies(game.name),
         help="Policy name, MODULE:ATTRIBUTE or PATH/FILE.py:ATTRIBUTE"
         + (" (repeat it to sweep several)." if many_policies else "."),
     )(command)
     return group.command(name=game.name)(command)
+
+
+def _one_policy(ctx, param, values):
+    if len(values) > 1:
+        times = "twice" if len(values) == 2 else f"{len(values)} times"
+        given = ", ".join(values)
+        raise click.UsageError(
+            f"--policy is given {times} ({given}); {ctx.command_path} plays one policy"
+        )
+    return values[0]

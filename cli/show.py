@@ -117,7 +117,9 @@ def show_blocks(line, final=False, source=None, explanation=None):
     game = get_game(line["game"])
     rules = " ".join(f"{k}={v}" for k, v in line.items() if k in game.rule_names)
     where = source or f"seed {line['seed']} · deal {line['deal']}"
-    yield f"{line['game']} · {where} · policy {line['policy']}" + (f" · {rules}" if rules else "")
+    # The policy with its parameters, as a run of several settings labels it.
+    policy = " ".join([line["policy"], *(f"{k}={v}" for k, v in line.get("params", {}).items())])
+    yield f"{line['game']} · {where} · policy {policy}" + (f" · {rules}" if rules else "")
     position = game.referee_module.position(line)
     if not final:
         yield "dealt:\n" + game.drawing(position)
@@ -160,7 +162,11 @@ def _read_layout(game, options):
         raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
     if isinstance(data, dict) and "layout" in data:
         _take_settings_of_line(game, options, data)
+        if data["layout"] is None:
+            raise ValueError(f"{path}: the line's layout is null, not a layout")
         return data["layout"]
+    if data is None:  # taken for no --layout at all, it would show a seeded deal
+        raise ValueError(f"{path}: null, not a layout")
     return data
 
 
@@ -204,6 +210,9 @@ def _params(policy, options):
     """The policy's parameters: those a move-log line of --layout logged, over those of
     --param (which may not say otherwise), over the defaults. A parameter the line leaves
     out (a line from elsewhere) takes --param's value or its default."""
+    from sim.engine.run.sweep import grid_values
+
+    grid_values(options["params"])  # a parameter given twice is refused, as by a run
     values = policy.settings(options["params"])
     logged = options.get("logged_params")
     if logged is None:

@@ -228,7 +228,8 @@ def test_a_description_that_is_not_a_json_object_is_one_error_line(tmp_path, tex
 
 
 def test_bench_of_a_failing_command_names_its_exit_code():
-    result = sim("bench", "calc", "-p", "none", "--repeat", 1, "--command", "calc -n 0")
+    args = ["-p", "greedy", "-n", 10, "--repeat", 1]
+    result = sim("bench", "calc", *args, "--command", "calc -n 0")
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == (
         "Error: `sim calc -n 0` failed with exit code 2: "
@@ -237,7 +238,105 @@ def test_bench_of_a_failing_command_names_its_exit_code():
 
 
 def test_bench_of_a_command_with_unbalanced_quotes():
-    result = sim("bench", "calc", "-p", "none", "--command", "calc --out 'x")
+    result = sim("bench", "calc", "-p", "greedy", "--command", "calc --out 'x")
     assert result.output.splitlines()[-1] == (
         'Error: --command "calc --out \'x": No closing quotation'
     )
+    assert result.exit_code == 1
+    assert "median" not in result.output  # refused before anything is timed
+
+
+# sim bench: what it cannot time is refused, as a run refuses it.
+
+
+@pytest.mark.parametrize(
+    "games, policy, message",
+    [
+        (["calc"], "nosuch",
+         "unknown policy 'nosuch' for calc (known: random, greedy, kings-bottom, planner, mc, "
+         "rollout, oracle)"),
+        (["calc", "montana"], "nosuch",
+         "unknown policy 'nosuch' for calc or montana (known: random, greedy, kings-bottom, "
+         "planner, mc, rollout, oracle, first, search, solver)"),
+        (["calc"], "some_plugin.py:name",
+         "bench times built-in policies, not 'some_plugin.py:name': time a run of it with "
+         "--command"),
+    ],
+)  # fmt: skip
+def test_bench_refuses_a_policy_it_does_not_time(games, policy, message):
+    result = sim("bench", *games, "-p", policy, "-n", 1000, "--repeat", 1)
+    assert result.exit_code == 1
+    assert result.output == f"Error: {message}\n"
+
+
+def test_bench_times_a_policy_of_any_game_given():
+    result = sim("bench", "calc", "montana", "-p", "first", "-n", 100, "--repeat", 1)
+    assert result.exit_code == 0, result.output
+    assert [line.split()[:2] for line in result.output.splitlines()[1:]] == [["montana", "first"]]
+
+
+def test_bench_reference_needs_a_command():
+    result = sim("bench", "calc", "-p", "greedy", "-n", 100, "--repeat", 1, "--reference", "true")
+    assert result.exit_code == 2
+    assert result.output == "Error: --reference needs --command: the two are timed in turn\n"
+
+
+# sim show: one policy, each parameter once, and the header says what played.
+
+
+def test_show_refuses_a_parameter_given_twice_as_a_run_does(tmp_path):
+    twice = ["-p", "planner", "--param", "depth_weight=1", "--param", "depth_weight=5"]
+    shown = sim("show", "calc", *twice)
+    ran = sim("calc", *twice, "--out", tmp_path / "r.parquet")
+    assert shown.exit_code == ran.exit_code == 1
+    refusal = "Error: --param depth_weight is given twice; list its values as depth_weight=A,B\n"
+    assert shown.output == ran.output == refusal
+
+
+def test_show_refuses_two_policies():
+    result = sim("show", "calc", "-p", "greedy", "-p", "planner")
+    assert result.exit_code == 2
+    assert result.output == (
+        "Error: --policy is given twice (greedy, planner); sim show calc plays one policy\n"
+    )
+
+
+def test_show_names_the_parameters_it_plays_with():
+    result = sim("show", "calc", "-p", "planner", "--param", "depth_weight=5", "--final")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == (
+        "calc · seed 0 · deal 0 · policy planner depth_weight=5.0 king_pile=1"
+    )
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("null", "null, not a layout"),
+     ('{"game": "calc", "layout": null}', "the line's layout is null, not a layout")],
+)  # fmt: skip
+def test_show_refuses_a_null_layout(tmp_path, text, message):
+    path = tmp_path / "null.json"
+    path.write_text(text)
+    result = sim("show", "calc", "--layout", path)
+    assert result.exit_code == 1
+    assert result.output == f"Error: {path}: {message}\n"
+
+
+# --deal-timeout: a number of seconds above 0; nan compares false with every bound.
+
+
+@pytest.mark.parametrize("text", ["nan", "NaN", "-nan"])
+def test_a_deal_timeout_of_nan_is_refused(tmp_path, text):
+    result = sim("calc", "-n", 10, "--deal-timeout", text, "--out", tmp_path / "r.parquet")
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == (
+        "Error: Invalid value for '--deal-timeout': nan is not in the range x>0."
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_deal_timeout_of_inf_is_no_limit(tmp_path):
+    out = tmp_path / "r.parquet"
+    result = sim("calc", "-n", 10, "--workers", 1, "--deal-timeout", "inf", "--out", out, "-q")
+    assert result.exit_code == 0, result.output
+    assert pq.read_metadata(out).num_rows == 10

@@ -21,3 +21,10 @@ def test_every_command_takes_dash_h_and_ends_its_help_with_examples(command):
     assert short.exit_code == 0 and short.output == long.output
     tail = short.output.rstrip().splitlines()[-len(EXAMPLES[command]) :]
     assert [line.strip() for line in tail] == EXAMPLES[command]
+
+
+def test_show_offers_one_policy_with_its_default():
+    result = sim("show", "calc", "--help")
+    assert "-p, --policy TEXT" in result.output
+    assert "PATH/FILE.py:ATTRIBUTE.  [default: greedy]" in result.output
+    assert "repeat it" not in result.output

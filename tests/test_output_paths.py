@@ -42,13 +42,13 @@ def test_dev_null_is_never_replaced_even_with_overwrite(pair, command):
 
 @pytest.mark.parametrize("command", ["compare", "report", "export"])
 def test_a_fifo_is_never_replaced_even_with_overwrite(pair, tmp_path, command):
-    fifo = tmp_path / "out.md"
+    fifo = tmp_path / ("out.csv" if command == "export" else "out.md")
     os.mkfifo(fifo)
     result = sim(*commands(*pair, fifo)[command], "--overwrite")
     assert result.exit_code == 1
     assert result.output.strip() == f"Error: {fifo} {NOT_REGULAR}"
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", fifo.name]
 
 
 def test_a_symbolic_link_to_a_device_is_refused(pair, tmp_path):
@@ -151,3 +151,81 @@ def test_a_stop_while_files_are_moved_into_place_lets_every_move_end(tmp_path, m
     assert (stop.value.signum, stop.value.written) == (signal.SIGINT, [csv, description])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "a.csv.json"]
     assert stop.value.what_is_kept() == f"{csv}, {description} written in full"
+
+
+# A name typed with a trailing slash names a folder: pathlib would drop the slash.
+
+
+def folder_named(text):
+    return f"Error: Invalid value for '--out': '{text}' names a folder, not a file"
+
+
+@pytest.mark.parametrize("command", ["compare", "report", "export"])
+def test_a_name_ending_in_a_slash_is_refused_as_a_file(pair, tmp_path, command):
+    out = f"{tmp_path}/newdir/"
+    result = sim(*commands(*pair, out)[command])
+    assert result.exit_code == 2
+    assert result.output.strip() == folder_named(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+@pytest.mark.parametrize("ending", ["/", "/.", "/.."])
+def test_a_run_refuses_a_file_name_that_names_a_folder(tmp_path, ending):
+    out = f"{tmp_path}/odir{ending}"
+    result = sim("calc", "-n", 20, "--workers", 1, "--out", out)
+    assert result.exit_code == 2
+    assert result.output.strip() == folder_named(out)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_move_log_name_ending_in_a_slash_is_refused(tmp_path):
+    logs = f"{tmp_path}/ldir/"
+    result = sim("calc", "-n", 20, "--out", tmp_path / "r.parquet", "--log-moves", logs)
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"Error: Invalid value for '--log-moves': '{logs}' names a folder, not a file"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_takes_its_folder_with_a_trailing_slash(tmp_path):
+    result = sim("calc", "-p", "greedy", "-p", "random", "-n", 5, "--workers", 1, "-q",
+                 "--out", f"{tmp_path}/sweep/")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "sweep").iterdir()) == [
+        "calc-greedy-wastes4-seed0-n5.parquet",
+        "calc-random-wastes4-seed0-n5.parquet",
+    ]
+
+
+def test_an_existing_folder_is_still_refused_as_a_run_file(tmp_path):
+    result = sim("calc", "-n", 20, "--out", tmp_path)
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {tmp_path} is a folder; give a file name for --out"
+
+
+# sim export writes the format --to names, under a name that says so.
+
+
+@pytest.mark.parametrize(
+    "target, name, message",
+    [
+        ("csv", "gg.parquet", "--to csv writes CSV; write {}gg.csv, or give --to parquet"),
+        ("parquet", "gg.csv", "--to parquet writes Parquet; write {}gg.parquet, or give --to csv"),
+        ("csv", "gg.json", "--to csv writes CSV; write {}gg.csv"),
+        ("csv", "gg.csv.gz", "--to csv writes CSV, uncompressed; write {}gg.csv"),
+    ],
+)
+def test_export_refuses_a_name_of_another_format(pair, tmp_path, target, name, message):
+    out = tmp_path / name
+    result = sim("export", pair[0], "--to", target, "--out", out)
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: --out {out}: {message.format(f'{tmp_path}/')}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+@pytest.mark.parametrize("target, name", [("csv", "gg.CSV"), ("csv", "gg.dat"), ("parquet", "gg")])
+def test_export_takes_a_name_of_its_format_or_of_none(pair, tmp_path, target, name):
+    result = sim("export", pair[0], "--to", target, "--out", tmp_path / name)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / name).is_file()

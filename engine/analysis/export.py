@@ -17,10 +17,16 @@ import pyarrow.parquet as pq
 
 from sim.engine.analysis.inputs import AnalysisError, identity_of, one_line, result_meta
 from sim.engine.analysis.output import check_writable, write_atomically, write_together
+from sim.engine.compressed import SUFFIXES as COMPRESSIONS
 from sim.engine.games import registered_games
+from sim.engine.run.request import OTHER_FORMATS
 from sim.engine.run.results import IDENTITY, LEADING, META_KEY
 
 TARGETS = ("csv", "parquet")
+TITLES = {"csv": "CSV", "parquet": "Parquet"}
+# Names that promise a format (None: one export does not write): an export is never
+# written under the name of another.
+SUFFIX_FORMATS = OTHER_FORMATS | {".parquet": "parquet"}
 BATCH_ROWS = 1 << 20
 NEEDS_OUT = (
     "export needs --out FILE, outside the results folder "
@@ -41,7 +47,24 @@ def outputs(source, target, out):
     out = Path(out)
     if out.resolve() == Path(source).resolve():
         raise AnalysisError(f"{out}: the output would replace the input; choose another --out")
+    _check_suffix(out, target)
     return [out, sidecar_path(out)] if target == "csv" else [out]
+
+
+def _check_suffix(out, target):
+    """Refuse a name whose suffix promises another format than target's, or a
+    compression (an export is never compressed)."""
+    compressed = out.suffix.lower() in COMPRESSIONS
+    plain = out.with_suffix("") if compressed else out
+    named = SUFFIX_FORMATS.get(plain.suffix.lower(), target)
+    if named == target and not compressed:
+        return
+    fitting = plain if named == target else plain.with_suffix("." + target)
+    how = ", uncompressed" if compressed else ""
+    other = f", or give --to {named}" if named in TARGETS and not compressed else ""
+    raise AnalysisError(
+        f"--out {out}: --to {target} writes {TITLES[target]}{how}; write {fitting}{other}"
+    )
 
 
 def export(source, target, out, overwrite=False):

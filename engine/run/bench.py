@@ -114,6 +114,15 @@ def time_startup(repeat):
     return [(label, statistics.median(times[1:])) for label, times in samples.items()]
 
 
+def check_command_lines(commands, reference=None):
+    """Refuse, before anything is timed, a --command or --reference that cannot be split
+    into words as a shell would."""
+    for args in commands:
+        _split("--command", args)
+    if reference:
+        _split("--reference", reference)
+
+
 def _split(option, text):
     try:
         return shlex.split(text)
