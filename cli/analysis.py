@@ -33,8 +33,9 @@ def _one_line_errors(command):
 @click.option(
     "--baseline",
     metavar="NAME",
-    help="In each (game, rules) group, pair every other run with this policy (or run label) "
-    "on the deals both played (default: the group's first run).",
+    help="In each (game, rules) group, pair every other run with this policy, a policy with "
+    "some of its parameters ('planner depth_weight=2'), or a run label, on the deals both "
+    "played (default: the group's first run).",
 )
 @click.option(
     "--format",
@@ -102,7 +103,8 @@ def compare(paths, baseline, fmt, out, overwrite):
 @click.option(
     "--baseline",
     metavar="NAME",
-    help="In each (game, rules) group, pair runs with this one (default: the group's first).",
+    help="In each (game, rules) group, pair runs with this policy, a policy with some of its "
+    "parameters, or a run label (default: the group's first).",
 )
 @OVERWRITE
 @_one_line_errors

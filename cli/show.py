@@ -210,9 +210,10 @@ def _params(policy, options):
     """The policy's parameters: those a move-log line of --layout logged, over those of
     --param (which may not say otherwise), over the defaults. A parameter the line leaves
     out (a line from elsewhere) takes --param's value or its default."""
-    from sim.engine.run.sweep import grid_values
-
-    grid_values(options["params"])  # a parameter given twice is refused, as by a run
+    names = [pair.partition("=")[0].strip() for pair in options["params"]]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice:  # refused, as by a run, which would not know which one was meant
+        raise ValueError(f"--param {twice} is given twice; sim show plays one setting")
     values = policy.settings(options["params"])
     logged = options.get("logged_params")
     if logged is None:
@@ -245,8 +246,10 @@ def _setting(game, name, value):
 def _valid_setting(game, name, value):
     if name == "policy":
         return isinstance(value, str) and value != ""
-    low, high = next(((r.low, r.high) for r in game.rules if r.name == name), (0, INT64_MAX))
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    rule = next((r for r in game.rules if r.name == name), None)
+    if rule is not None:
+        return rule.allows(value)
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX
 
 
 def _carry_on():

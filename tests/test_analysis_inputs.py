@@ -112,3 +112,15 @@ def test_a_game_column_that_a_mean_is_taken_of_is_checked_too(tmp_path):
     assert result.output.strip() == (
         f"Error: {bad}: column nodes has type string, expected an integer"
     )
+
+
+@pytest.mark.parametrize("target", ["csv", "parquet"])
+def test_export_refuses_a_column_of_another_type_or_with_nulls(tmp_path, target):
+    for path, message in bad_columns(tmp_path):
+        if "too large" in message:
+            continue  # an unsigned integer is an integer: a copy keeps it as it is
+        out = tmp_path / f"out.{target}"
+        result = sim("export", path, "--to", target, "--out", out)
+        assert result.exit_code == 1, (path, result.output)
+        assert result.output.strip() == f"Error: {path}: {message}"
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(("out", ".out"))]

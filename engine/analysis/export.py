@@ -15,7 +15,14 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from sim.engine.analysis.inputs import AnalysisError, identity_of, one_line, result_meta
+from sim.engine.analysis.inputs import (
+    AnalysisError,
+    check_column_types,
+    column_kinds,
+    identity_of,
+    one_line,
+    result_meta,
+)
 from sim.engine.analysis.output import check_writable, write_atomically, write_together
 from sim.engine.compressed import SUFFIXES as COMPRESSIONS
 from sim.engine.games import registered_games
@@ -77,9 +84,11 @@ def export(source, target, out, overwrite=False):
         check_writable(path, overwrite)
     try:
         reader = pq.ParquetFile(source)
-        layout = Layout(reader.schema_arrow, meta)
+        layout = Layout(reader.schema_arrow, meta, source)
     except (OSError, pa.ArrowException) as error:
         raise AnalysisError(f"{source}: corrupt Parquet file ({one_line(error)})") from None
+    # A copy of a broken file would pass its faults on to every reader of the dataset.
+    check_column_types(source, reader.schema_arrow)
     try:
         if target == "csv":
             description = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
@@ -101,7 +110,8 @@ class Layout:
     (game, rules, params) added after seed and deal, from its description, with the
     columns' descriptions where the input has none."""
 
-    def __init__(self, schema, meta):
+    def __init__(self, schema, meta, source):
+        self.source = source
         names = schema.names
         texts = dict(zip(IDENTITY, identity_of(meta), strict=True))
         self.added = {name: texts[name] for name in IDENTITY if name not in names}
@@ -141,7 +151,11 @@ def _described(field, description):
 
 
 def _batches(reader, layout):
+    checked = sorted(column_kinds().keys() & set(reader.schema_arrow.names))
     for batch in reader.iter_batches(batch_size=BATCH_ROWS):
+        for name in checked:
+            if batch.column(name).null_count:
+                raise AnalysisError(f"{layout.source}: column {name} holds nulls")
         yield layout.convert(batch)
 
 
