@@ -42,7 +42,8 @@ def test_resume_refuses_a_file_with_fewer_rows_than_deals_done(tmp_path):
     result = sim("calc", "-n", 50, "--out", out, "--resume")
     assert result.exit_code == 1
     assert result.output.strip() == (
-        f"Error: cannot resume {out}: it should hold deals 0 to 10 in order, and holds 8 rows"
+        f"Error: cannot resume {out}: it should hold deals 0 to 10 of seed 0 in order, "
+        "and holds 8 rows"
     )
 
 
@@ -52,7 +53,26 @@ def test_resume_refuses_a_file_whose_rows_are_other_deals(tmp_path):
     result = sim("calc", "-n", 50, "--out", out, "--resume")
     assert result.exit_code == 1
     assert result.output.strip() == (
-        f"Error: cannot resume {out}: its rows are not deals 0 to 5 in order"
+        f"Error: cannot resume {out}: its rows are not deals 0 to 5 of seed 0 in order"
+    )
+
+
+def test_resume_refuses_rows_of_another_seed_or_another_policy(tmp_path):
+    source, out = complete_run(tmp_path), tmp_path / "r.parquet"
+    interrupted_copy(source, out, list(range(20)))
+    table = pq.read_table(out)
+    seeds = pa.array([0] * 19 + [1], pa.int64())
+    pq.write_table(table.set_column(table.column_names.index("seed"), "seed", seeds), out)
+    result = sim("calc", "-n", 50, "--out", out, "--resume")
+    assert result.output.strip() == (
+        f"Error: cannot resume {out}: its rows are not deals 0 to 19 of seed 0 in order"
+    )
+    policies = pa.array(["greedy"] * 10 + ["random"] * 10).dictionary_encode()
+    at = table.column_names.index("policy")
+    pq.write_table(table.set_column(at, "policy", policies), out)
+    result = sim("calc", "-n", 50, "--out", out, "--resume")
+    assert result.output.strip() == (
+        f"Error: cannot resume {out}: its policy column is not 'greedy' throughout"
     )
 
 
@@ -94,3 +114,34 @@ def test_a_result_file_that_cannot_be_put_in_place_is_named_and_its_deals_kept(
     assert result.output.splitlines()[-1].startswith(
         f"Error: cannot write {out}: Operation not permitted"
     )
+
+
+PLUGIN = """
+from sim.policies.registry import policy
+
+
+@policy("calc", name="mine")
+def mine(state, legal, n_legal, params, stream):
+    return {choice}
+"""
+
+
+def test_a_plugin_file_resumes_from_any_folder_and_only_itself(tmp_path, monkeypatch):
+    here, there = tmp_path / "here", tmp_path / "there"
+    for folder, choice in ((here, "0"), (there, "n_legal - 1")):
+        folder.mkdir()
+        (folder / "mine.py").write_text(PLUGIN.format(choice=choice))
+    complete, out = tmp_path / "complete.parquet", tmp_path / "r.parquet"
+    monkeypatch.chdir(here)
+    assert sim("calc", "-p", "./mine.py:mine", "-n", 30, "--out", complete, "-q").exit_code == 0
+    interrupted_copy(complete, out, list(range(10)))
+
+    monkeypatch.chdir(there)
+    result = sim("calc", "-p", "./mine.py:mine", "-n", 30, "--out", out, "--resume")
+    assert result.output.strip() == (
+        f"Error: cannot resume {out}: its policy_spec is '{here / 'mine.py'}:mine', "
+        f"this run's is '{there / 'mine.py'}:mine'"
+    )
+    resumed = sim("calc", "-p", "../here/mine.py:mine", "-n", 30, "--out", out, "--resume", "-q")
+    assert resumed.exit_code == 0, resumed.output
+    assert pq.read_table(out).equals(pq.read_table(complete))

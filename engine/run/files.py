@@ -42,7 +42,10 @@ def check_output(path, overwrite, what="output", flag="--overwrite"):
     if info is not None:
         _check_replaceable(path, info, overwrite, what, flag)
     if len(os.fsencode(path.name)) + _TMP_OVERHEAD > _name_max(path.parent):
-        raise OutputError(f"file name too long for this file system: {path.name[:40]}...")
+        raise OutputError(
+            f"file name too long for this file system: {path.name[:40]}...; "
+            f"give {what} a shorter one"
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -1,6 +1,7 @@
 """What a run is asked to play, its default file name, and the checks made on it before
 any file is touched."""
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +40,7 @@ class RunRequest:
             "game": self.game.name,
             "rules": self.rules,
             "policy": self.policy.name,
-            "policy_spec": self.policy_spec,
+            "policy_spec": stored_spec(self.policy_spec),
             "params": self.params,
             "seed": self.seed,
             "start": self.start,
@@ -54,15 +55,33 @@ class RunRequest:
         return f"local, {self.workers} worker(s)"
 
 
+def stored_spec(spec):
+    """The policy spec a result file records: a plug-in file's path made absolute, so
+    that the run resumes from any folder, and only with that very file."""
+    source, colon, attribute = spec.rpartition(":")
+    if colon and (source.endswith(".py") or "/" in source or os.sep in source):
+        return f"{Path(source).resolve()}:{attribute}"
+    return spec
+
+
 def default_filename(game, policy, params, rules, seed, start, n):
     parts = [game.name, policy.name]
-    parts += [f"{k}{v:g}" for k, v in params.items() if _differs_from_default(policy, k, v)]
+    parts += [
+        f"{k}{_short_number(v)}" for k, v in params.items() if _differs_from_default(policy, k, v)
+    ]
     parts += [f"{k}{v}" for k, v in rules.items()]
     parts.append(f"seed{seed}")
     if start:
         parts.append(f"start{start}")
     parts.append(f"n{n}")
     return "-".join(parts).replace("_", "") + ".parquet"
+
+
+def _short_number(value):
+    """The value as it reads shortest and still tells settings apart: six digits where
+    they say it exactly, else every digit it needs (0.1234567 is not 0.1234568)."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(float(value))
 
 
 def _differs_from_default(policy, name, value):

@@ -180,7 +180,11 @@ class ResultWriter:
 
 def _identity_of(path, game):
     """The identity columns' text for a file's rows, from its description."""
-    meta = read_meta(path)
+    return identity_texts(game, read_meta(path))
+
+
+def identity_texts(game, meta):
+    """The identity columns' text for the rows of the run a description describes."""
     return {
         "game": meta["game"],
         "rules": rules_text(game, meta["rules"]),

@@ -25,7 +25,7 @@ def rows_kept_by_resume(request, out):
     if meta.get("completed"):
         raise RunError(f"{out} is already complete ({meta['n_done']} deals)")
     _check_same_move_log(out, meta, mine)
-    _check_rows_are_the_deals_done(out, meta)
+    _check_rows_are_the_deals_done(out, meta, request.game)
     return int(meta["n_done"])
 
 
@@ -39,21 +39,37 @@ def _check_same_run(out, meta, mine):
             )
 
 
-def _check_rows_are_the_deals_done(out, meta):
+def _check_rows_are_the_deals_done(out, meta, game):
     """Refuse a file whose rows are not the deals its description says are done, in
-    order: resuming it would leave gaps or repeats in a file marked complete."""
+    order, of its seed and its run: resuming it would leave gaps, repeats or rows of
+    another run in a file marked complete."""
     done, start = int(meta["n_done"]), int(meta["start"])
+    expected = f"deals {start} to {start + done - 1} of seed {meta['seed']} in order"
+    names = pq.read_schema(out).names
+    texts = results.identity_texts(game, meta)
+    wanted = ["deal", "seed", *(name for name in texts if name in names)]
     try:
-        deals = pq.read_table(out, columns=["deal"]).column("deal").to_numpy()
+        table = pq.read_table(out, columns=wanted)
     except (OSError, KeyError, pa.ArrowException):
-        raise RunError(f"cannot resume {out}: its deal column cannot be read") from None
-    expected = f"deals {start} to {start + done - 1} in order"
-    if deals.shape[0] != done:
+        raise RunError(f"cannot resume {out}: its deal and seed columns cannot be read") from None
+    if table.num_rows != done:
         raise RunError(
-            f"cannot resume {out}: it should hold {expected}, and holds {deals.shape[0]:,} rows"
+            f"cannot resume {out}: it should hold {expected}, and holds {table.num_rows:,} rows"
         )
-    if deals.dtype.kind not in "iu" or not np.array_equal(deals, np.arange(start, start + done)):
+    deals, seeds = (table.column(name).to_numpy() for name in ("deal", "seed"))
+    if not (
+        deals.dtype.kind in "iu"
+        and np.array_equal(deals, np.arange(start, start + done))
+        and seeds.dtype.kind in "iu"
+        and np.all(seeds == meta["seed"])
+    ):
         raise RunError(f"cannot resume {out}: its rows are not {expected}")
+    for name in wanted[2:]:
+        found = table.column(name).unique().to_pylist()
+        if found and found != [texts[name]]:
+            raise RunError(
+                f"cannot resume {out}: its {name} column is not {texts[name]!r} throughout"
+            )
 
 
 def _check_same_move_log(out, meta, mine):
