@@ -27,6 +27,7 @@ import numbers
 import os
 import re
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -87,7 +88,7 @@ class Param:
             )
         for what, number in (("default", self.default), ("low", self.low), ("high", self.high)):
             if (number is not None or what == "default") and not _is_number(number):
-                return f"parameter {self.name} has {what} {number!r}, not a finite number"
+                return f"parameter {self.name} has {what} {_shown(number)}, not a finite number"
         if self.type is int and not float(self.default).is_integer():
             return f"parameter {self.name} is an int, and its default {self.default!r} is not"
         if None not in (self.low, self.high) and self.low > self.high:
@@ -110,8 +111,24 @@ def param_slots(params, *names):
 
 
 def _is_number(value):
-    # True is not the number 1 here, as it is to Python.
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    # True is not the number 1 here, as it is to Python; an int beyond float64 is no
+    # number either, since parameters reach the kernel as float64.
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _shown(value, limit=40):
+    """repr(value), cut short: a declared value can be an int of hundreds of digits
+    (and Python refuses to write one of thousands)."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"an int of {value.bit_length()} bits"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _bound(number):
@@ -153,6 +170,8 @@ class Policy:
 
     def __post_init__(self):
         object.__setattr__(self, "description", inspect.cleandoc(self.description))
+        if _is_sequence(self.params):  # a list works too, kept as a tuple (hashable)
+            object.__setattr__(self, "params", tuple(self.params))
         problem = self.problem()
         if problem:
             raise PolicyError(f"policy {self.name!r} of {self.game}: {problem}")
@@ -162,6 +181,14 @@ class Policy:
         made, so a bad plug-in is refused before it names a file or plays a deal."""
         if not isinstance(self.name, str) or not PLAIN_NAME.fullmatch(self.name):
             return f"its name is not a plain name ({PLAIN_NAME_RULE})"
+        if not isinstance(self.kernel, str) and not callable(self.kernel):
+            return (
+                f"its kernel {_shown(self.kernel)} is not a function, nor "
+                '"module:function" naming one'
+            )
+        if not isinstance(self.params, tuple):
+            kind = type(self.params).__name__
+            return f"params is a sequence of Param (params=[Param(...)]), not a {kind}"
         names = [getattr(param, "name", None) for param in self.params]
         for param in self.params:
             problem = param.problem() if isinstance(param, Param) else f"{param!r} is not a Param"
@@ -223,6 +250,11 @@ class Policy:
         return np.array([float(values[p.name]) for p in self.params], np.float64)
 
 
+def _is_sequence(value):
+    # A str or a mapping iterates, but not into Params.
+    return isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)
+
+
 _LOADED_KERNELS = {}  # "module:function" -> its choose function, compiled, per process
 
 
@@ -266,13 +298,27 @@ def policy(game, name=None, params=()):
         python_func = getattr(choose, "py_func", choose)
         return Policy(
             game=game,
-            name=name or python_func.__name__.removesuffix("_nb").replace("_", "-"),
+            name=name or _derived_name(game, python_func),
             kernel=choose,
-            params=tuple(params),
+            params=params,
             description=inspect.cleandoc(python_func.__doc__ or ""),
         )
 
     return wrap
+
+
+def _derived_name(game, function):
+    """The policy name a function's own name gives: `tallest_pile_nb` is tallest-pile.
+    Leading underscores (a private function) are no part of it: the user never wrote
+    them as the policy's name."""
+    own = getattr(function, "__name__", "")
+    derived = own.removesuffix("_nb").lstrip("_").replace("_", "-")
+    if not derived and own:
+        raise PolicyError(
+            f"policy function {own!r} of {game}: its name gives no policy name; give the "
+            f"policy a name: @policy({game!r}, name=...)"
+        )
+    return derived
 
 
 def builtin_policies(game=None):
@@ -302,18 +348,29 @@ def _policy_module(game, module_name):
 
 def plugin_policies(game=None):
     """Policies that installed packages declare in the `sim.policies` entry points."""
-    found = []
+    found = {}  # (game, policy name) -> (policy, where it is declared)
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        where = f"plug-in {entry.name!r} ({entry.value})"
         try:
             loaded = entry.load()
         except (Exception, SystemExit) as error:
-            raise PolicyError(
-                f"cannot load policy plug-in {entry.name!r} ({entry.value}): {_describe(error)}"
-            ) from None
+            raise PolicyError(f"cannot load policy {where}: {_describe(error)}") from None
         if isinstance(loaded, Policy) and (game is None or loaded.game == game):
-            _refuse_a_builtin_name(loaded, f"plug-in {entry.name!r} ({entry.value})")
-            found.append(loaded)
-    return found
+            _refuse_a_builtin_name(loaded, where)
+            _refuse_a_twin(loaded, where, found.get((loaded.game, loaded.name)))
+            found.setdefault((loaded.game, loaded.name), (loaded, where))
+    return [plugged_in for plugged_in, _ in found.values()]
+
+
+def _refuse_a_twin(plugged_in, where, earlier):
+    """Two plug-ins of one game under one name: the name would play only the first, and
+    their rows would pool under it. One policy declared by two entry points is itself."""
+    if earlier is None or earlier[0] is plugged_in:
+        return
+    raise PolicyError(
+        f"policy {where} is named {plugged_in.name!r}, as policy {earlier[1]} of "
+        f"{plugged_in.game} is: give one of them another name"
+    )
 
 
 def _refuse_a_builtin_name(plugged_in, where):

@@ -479,6 +479,22 @@ def test_a_baseline_may_name_a_policy_and_some_of_its_parameters(tmp_path):
         )
 
 
+@pytest.mark.parametrize(
+    "name, twice",
+    [("planner depth=2 depth=1", "depth"), ("planner depth=2 width=8 depth=2", "depth")],
+)
+def test_a_baseline_that_gives_a_parameter_twice_is_refused(tmp_path, name, twice):
+    deals = np.arange(30)
+    for depth in (1, 2):
+        write_result(tmp_path / f"planner-{depth}.parquet", "planner", deals % (depth + 2) == 0,
+                     params={"depth": float(depth), "width": 8})  # fmt: skip
+    result = sim("compare", tmp_path, "--baseline", name)
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: baseline {name!r} gives {twice} twice; give it one value"
+    )
+
+
 def test_a_file_whose_rows_name_several_runs_is_split_between_them(tmp_path):
     one = pq.read_table(write_result(tmp_path / "x" / "a.parquet", "a", [True, False, True]))
     two = pq.read_table(write_result(tmp_path / "x" / "b.parquet", "b", [False, False, True]))

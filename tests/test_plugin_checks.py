@@ -189,3 +189,122 @@ def test_minus_zero_is_the_setting_zero():
     weight = planner.settings(["depth_weight=-0"])["depth_weight"]
     assert weight == 0.0 and math.copysign(1, weight) == 1
     assert len(sweep.settings([planner], ["depth_weight=0,-0,-0.0"])) == 1
+
+
+def test_a_derived_name_drops_the_leading_underscores_of_a_private_function():
+    def _tallest(state, legal, n_legal, params, stream):
+        return 0
+
+    def __tallest_pile_nb(state, legal, n_legal, params, stream):
+        return 0
+
+    assert policy("calc")(_tallest).name == "tallest"
+    assert policy("calc")(__tallest_pile_nb).name == "tallest-pile"
+
+
+def test_a_function_name_that_leaves_no_policy_name_asks_for_one():
+    def __(state, legal, n_legal, params, stream):
+        return 0
+
+    with pytest.raises(PolicyError) as refused:
+        policy("calc")(__)
+    assert str(refused.value) == (
+        "policy function '__' of calc: its name gives no policy name; give the policy a "
+        "name: @policy('calc', name=...)"
+    )
+
+
+@pytest.mark.parametrize(
+    "params, problem",
+    [
+        ((Param("k", int, 0, "", -(10**400), 10**400),), f"has low -1{'0' * 35}..., not"),
+        ((Param("k", int, 10**400),), f"has default 1{'0' * 36}..., not"),
+        ((Param("k", int, 0, "", None, 10**5000),), "has high an int of 16610 bits, not"),
+    ],
+)  # fmt: skip
+def test_an_int_beyond_a_float_is_not_a_finite_number(params, problem):
+    with pytest.raises(PolicyError) as refused:
+        declared("dp", params)
+    assert str(refused.value) == f"policy 'dp' of calc: parameter k {problem} a finite number"
+
+
+def test_a_huge_bound_in_a_plugin_file_is_one_error_line(tmp_path, monkeypatch):
+    (tmp_path / "huge.py").write_text(
+        "from sim.policies.registry import Param, policy\n"
+        "@policy('calc', params=[Param('k', int, 0, '', -10**400, 10**400)])\n"
+        "def huge(state, legal, n_legal, params, stream):\n"
+        "    return 0\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = sim("calc", "-p", "./huge.py:huge", "-n", 10)
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "Error: cannot load policy file ./huge.py: policy 'huge' of calc: parameter k has "
+        f"low -{'1' + '0' * 35}..., not a finite number"
+    )
+
+
+@pytest.mark.parametrize("kernel", [42, None, 2.5, [], {"f": 1}])
+def test_a_kernel_that_is_not_a_function_is_refused_as_declared(kernel):
+    with pytest.raises(PolicyError) as refused:
+        registry.Policy("calc", "knc", kernel=kernel)
+    assert str(refused.value) == (
+        f"policy 'knc' of calc: its kernel {kernel!r} is not a function, nor "
+        '"module:function" naming one'
+    )
+
+
+def test_one_param_given_for_the_sequence_is_refused_in_one_line():
+    expected = "policy 'dp' of calc: params is a sequence of Param (params=[Param(...)]), not a"
+    for declare in (
+        lambda: registry.Policy("calc", "dp", kernel=first_legal, params=ONE_TO_NINE),
+        lambda: declared("dp", ONE_TO_NINE),
+        lambda: declared("dp", "n"),
+    ):
+        with pytest.raises(PolicyError) as refused:
+            declare()
+        assert str(refused.value).startswith(expected)
+    assert str(refused.value).endswith(" not a str")
+
+
+def test_params_given_as_a_list_or_generator_are_kept_as_a_tuple():
+    listed = registry.Policy("calc", "dp", kernel=first_legal, params=[ONE_TO_NINE])
+    assert listed.params == (ONE_TO_NINE,) and hash(listed)
+    assert declared("dp", (p for p in [ONE_TO_NINE])).params == (ONE_TO_NINE,)
+
+
+def twin_entry_points(monkeypatch, tmp_path, names=("one", "two")):
+    """Entry points of two plug-in modules, each declaring a calc policy named twin."""
+    entries = []
+    for module in names:
+        (tmp_path / f"{module}.py").write_text(
+            "from sim.policies.registry import policy\n"
+            "@policy('calc', name='twin')\n"
+            "def twin(state, legal, n_legal, params, stream):\n"
+            "    return 0\n"
+        )
+        value = f"{module}:twin"
+        entries.append(metadata.EntryPoint(module, value, registry.ENTRY_POINT_GROUP))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry.metadata, "entry_points", lambda group=None: entries)
+
+
+@pytest.mark.parametrize("command", [("policies", "calc"), ("calc", "-p", "twin", "-n", 1)])
+def test_two_plugins_of_one_game_under_one_name_are_refused(monkeypatch, tmp_path, command):
+    twin_entry_points(monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = sim(*command)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        "Error: policy plug-in 'two' (two:twin) is named 'twin', as policy plug-in 'one' "
+        "(one:twin) of calc is: give one of them another name"
+    )
+    assert not (tmp_path / "results").exists()
+
+
+def test_one_plugin_declared_by_two_entry_points_is_listed_once(monkeypatch, tmp_path):
+    twin_entry_points(monkeypatch, tmp_path, names=("one",))
+    entry = metadata.EntryPoint("again", "one:twin", registry.ENTRY_POINT_GROUP)
+    entries = [*registry.metadata.entry_points(), entry]
+    monkeypatch.setattr(registry.metadata, "entry_points", lambda group=None: entries)
+    assert [p.name for p in registry.plugin_policies("calc")] == ["twin"]

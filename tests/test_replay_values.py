@@ -64,3 +64,34 @@ def test_replay_shortens_a_long_impossible_value(tmp_path, logged):
         f'line 1 (montana seed 0 deal 0): the line has redeals="{"x" * 36}..., not a valid '
         "value (an integer in 0..10)"
     )
+
+
+NOT_DEALS = ["x", None, float("nan"), 4.5, 4.0, True, [4], 2**70, 2**63, -1, {"a": 1}]
+
+
+@pytest.mark.parametrize("name", ["seed", "deal"])
+@pytest.mark.parametrize("value", NOT_DEALS, ids=repr)
+def test_a_seed_or_deal_that_names_no_deal_makes_the_line_invalid(logged, name, value):
+    for game in registered_games():
+        verdict = check_line(logged[game] | {name: value})
+        assert not verdict.ok
+        assert verdict.reason == (
+            f"the line has {name}={json.dumps(value)}, not a valid value (an integer in 0..2**63-1)"
+        )
+
+
+def test_the_largest_seed_is_a_valid_value(logged):
+    reason = check_line(logged["calc"] | {"seed": 2**63 - 1}).reason
+    assert "not a valid value" not in reason  # the moves of seed 0 fail, the seed does not
+
+
+def test_replay_names_a_seed_that_is_not_a_number(tmp_path, logged):
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(logged["calc"] | {"seed": "x"}) + "\n")
+    result = sim("replay", log)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        'line 1 (calc seed "x" deal 0): the line has seed="x", not a valid value '
+        "(an integer in 0..2**63-1)",
+        f"checked 1 deal in {log}: 0 valid, 1 invalid",
+    ]

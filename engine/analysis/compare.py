@@ -42,8 +42,20 @@ def _named(runs, name):
     policy, *settings = name.split()
     if not all("=" in setting for setting in settings):
         return []
-    wanted = dict(setting.split("=", 1) for setting in settings)
+    wanted = _wanted_values(name, settings)
     return [run for run in runs if run.policy == policy and _has_values(run.params, wanted)]
+
+
+def _wanted_values(name, settings):
+    """{parameter: value} from a baseline's `k=v` settings; a parameter given twice is
+    refused, as by a run, since either value could be the one meant."""
+    wanted = {}
+    for setting in settings:
+        key, value = setting.split("=", 1)
+        if key in wanted:
+            raise AnalysisError(f"baseline {name!r} gives {key} twice; give it one value")
+        wanted[key] = value
+    return wanted
 
 
 def _has_values(params, wanted):

@@ -58,7 +58,7 @@ def check_line(line):
     name = line["game"]
     if not isinstance(name, str) or name not in games:
         return Verdict(False, None, f"unknown game {json.dumps(name)}")
-    problem = _rules_problem(games[name], line)
+    problem = _deal_problem(line) or _rules_problem(games[name], line)
     if problem:
         return Verdict(False, None, problem)
     try:
@@ -79,17 +79,39 @@ def check_line(line):
         return Verdict(False, None, f"malformed line: {error!r}")
 
 
+INT64_MAX = 2**63 - 1  # seeds and deal indices are int64 in the kernels and the files
+
+
+def _deal_problem(line):
+    """Why the seed or deal the line gives names no deal a run can play, or None: the
+    same values `sim calc --seed/--start` and `sim show --layout` accept."""
+    for name in ("seed", "deal"):
+        value = line.get(name)
+        if name in line and not _is_deal_number(value):
+            return _not_valid(name, value, "an integer in 0..2**63-1")
+    return None
+
+
+def _is_deal_number(value):
+    # True is not the number 1 here, as it is to Python (and JSON's 4.0 is no integer).
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX
+
+
 def _rules_problem(game, line):
     """Why a rule value the line gives is not one its game allows, or None. The allowed
     values are the game's own declaration (its RuleOptions), so the referees, written
     from the rule book, never see a deal of impossible rules."""
     for option in game.rules:
         if option.name in line and not option.allows(line[option.name]):
-            value = json.dumps(line[option.name])
-            value = value if len(value) <= 40 else value[:37] + "..."
             allowed = f"an integer in {option.low}..{option.high}"
-            return f"the line has {option.name}={value}, not a valid value ({allowed})"
+            return _not_valid(option.name, line[option.name], allowed)
     return None
+
+
+def _not_valid(name, value, allowed):
+    shown = json.dumps(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    return f"the line has {name}={shown}, not a valid value ({allowed})"
 
 
 LINE_LIMIT = 2**24  # bytes: a move-log line is at most some tens of kilobytes
