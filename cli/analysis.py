@@ -1,5 +1,6 @@
 """`sim compare`, `sim report`, `sim export`: thin commands over engine.analysis."""
 
+import contextlib
 from functools import wraps
 from pathlib import Path
 
@@ -71,10 +72,11 @@ def compare(paths, baseline, fmt, out, overwrite):
     from sim.engine.analysis.inputs import load_runs
     from sim.engine.analysis.output import check_writable, write_atomically, write_text
 
-    fmt = formats.format_for(out, fmt)
+    chosen, fmt = fmt, formats.format_for(out, fmt)
     if fmt == "parquet" and out is None:
         raise click.ClickException("--format parquet needs --out FILE")
     if out is not None:
+        formats.check_out_name(out, fmt, chosen)
         check_writable(out, overwrite)
     runs = load_runs(paths)
     if out is not None:
@@ -88,7 +90,7 @@ def compare(paths, baseline, fmt, out, overwrite):
     else:
         click.echo(formats.render(table, fmt), nl=False)
     if out is not None:
-        click.echo(f"written     {out}", err=True)
+        _written(out)
 
 
 @click.command()
@@ -125,7 +127,7 @@ def report(paths, out, baseline, overwrite):
     reports.check_outputs(out, overwrite, runs)
     written = writer(runs, out, baseline)
     _notes(runs)
-    click.echo(f"written     {written}", err=True)
+    _written(written)
 
 
 @click.command()
@@ -159,7 +161,18 @@ def export(path, target, out, overwrite):
     if out is None:
         raise AnalysisError(NEEDS_OUT)
     for written in convert(path, target, out, overwrite):
-        click.echo(f"written     {written}", err=True)
+        _written(written)
+
+
+def _written(path):
+    _notice(f"written     {path}")
+
+
+def _notice(line):
+    """Show line on standard error: a notice, which a closed or full standard error must
+    not turn into a failure of the command."""
+    with contextlib.suppress(OSError):
+        click.echo(line, err=True)
 
 
 def _refuse_an_input(out, runs):
@@ -179,29 +192,26 @@ def _notes(runs):
     from sim.engine.analysis.inputs import CONVERT_HINT
 
     for path in getattr(runs, "skipped", ()):
-        click.echo(f"note: {path} is not a sim result file; left out", err=True)
+        _notice(f"note: {path} is not a sim result file; left out")
 
     for run in runs:
         if run.conflicts:
             named = ", ".join(map(str, run.files[:3]))
             more = f" and {len(run.files) - 3:,} more" if len(run.files) > 3 else ""
-            click.echo(
+            _notice(
                 f"note: {_deals(run.conflicts)} of {run.label} "
                 f"{'differs' if run.conflicts == 1 else 'differ'} between its files "
                 f"({named}{more}); each is counted from the first",
-                err=True,
             )
         for path, meta in zip(run.files, run.metas, strict=True):
             if meta.get("completed") is False:
                 done, planned = meta.get("n_done"), meta.get("n")
-                click.echo(
+                _notice(
                     f"note: {path} is incomplete ({done} of {planned} deals); "
                     "its deals are included",
-                    err=True,
                 )
     for path in dict.fromkeys(path for run in runs for path in run.old_files):
-        click.echo(
+        _notice(
             f"note: {path} has no game, rules and params columns; they were read from its "
             f"run description ({CONVERT_HINT} converts it)",
-            err=True,
         )

@@ -686,6 +686,10 @@ def bench(games, policy_names, n, repeat, commands, reference, startup):
         return
 
     kernels = _benched_policies(games or list(GAMES), policy_names)
+    for game in games if policy_names else ():  # a game named and then left out misleads
+        if not any(benched == game for benched, _ in kernels):
+            names = ", ".join(policy_names)
+            raise click.ClickException(f"{game} has no policy among {names}: name its own")
     click.echo(
         f"{'game':<8} {'policy':<14} {'deals':>9} {'median µs/deal':>15} {'deals/s/core':>13}"
     )

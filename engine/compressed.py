@@ -10,6 +10,9 @@ import io
 from pathlib import Path
 
 SUFFIXES = {".gz": "gzip", ".zst": "zstd"}
+# Names that promise a compression sim does not write: a file under one is refused rather
+# than written as plain text.
+OTHER_COMPRESSIONS = (".bz2", ".xz", ".lzma", ".lz4", ".br", ".zip", ".7z", ".z", ".zstd")
 READ_ERRORS = (EOFError, OSError, ValueError)  # a truncated or damaged compressed stream
 
 
@@ -18,17 +21,51 @@ def compression_of(path):
     return SUFFIXES.get(Path(path).suffix.lower())
 
 
-def open_text(path, mode="r", compression=None):
+def is_compressed_name(path):
+    """Whether the name's last suffix promises a compressed file, of any kind."""
+    suffix = Path(path).suffix.lower()
+    return suffix in SUFFIXES or suffix in OTHER_COMPRESSIONS
+
+
+def open_text(path, mode="r", compression=None, name=None):
     """A UTF-8 text file opened for reading ("r") or writing ("w"), compressed with
-    `compression` (as compression_of gives it; None: plain text)."""
+    `compression` (as compression_of gives it; None: plain text).
+
+    A gzip file written records `name` in its header (the file it is written for, when
+    path is a temporary name; none when not given): `gzip -dN` restores that name."""
     if compression == "gzip":
-        return gzip.open(path, mode + "t", encoding="utf-8", errors=_errors(mode))
+        binary = _gzip_file(path, mode, name)
+        return io.TextIOWrapper(binary, "utf-8", _errors(mode))
     if compression == "zstd":
         import pyarrow as pa  # only here: plain and gzip logs need no pyarrow
 
         stream = pa.output_stream if mode == "w" else pa.input_stream
         return io.TextIOWrapper(stream(str(path), compression="zstd"), "utf-8", _errors(mode))
     return open(path, mode, encoding="utf-8", errors=_errors(mode))  # noqa: SIM115
+
+
+def _gzip_file(path, mode, name):
+    if mode == "r":
+        return gzip.GzipFile(path, "rb")
+    raw = open(path, "wb")  # noqa: SIM115 (closed with the GzipFile)
+    try:
+        return _OwningGzipFile(Path(name).name if name else "", "wb", fileobj=raw)
+    except BaseException:
+        raw.close()
+        raise
+
+
+class _OwningGzipFile(gzip.GzipFile):
+    """A GzipFile that closes the file it was given: it is named in the header by
+    `filename` alone, not by the file's own (temporary) name."""
+
+    def close(self):
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
 
 
 def open_binary_lines(path):

@@ -72,7 +72,8 @@ def test_replay_names_a_deal_by_what_its_line_says(tmp_path):
     assert result.exit_code == 1
     assert result.output.splitlines() == [
         'line 1 (calc): malformed line: no "moves"',
-        'line 2 (calc seed null deal 4): malformed line: no "bases"',
+        "line 2 (calc seed null deal 4): the line has seed=null, not a valid value "
+        "(an integer in 0..2**63-1)",
         f"checked 2 deals in {log}: 0 valid, 2 invalid",
     ]
 
@@ -269,10 +270,15 @@ def test_bench_refuses_a_policy_it_does_not_time(games, policy, message):
     assert result.output == f"Error: {message}\n"
 
 
-def test_bench_times_a_policy_of_any_game_given():
-    result = sim("bench", "calc", "montana", "-p", "first", "-n", 100, "--repeat", 1)
+def test_bench_times_each_policy_in_each_game_given_that_has_it():
+    args = ["calc", "montana", "-p", "greedy", "-p", "first", "-n", 100, "--repeat", 1]
+    result = sim("bench", *args)
     assert result.exit_code == 0, result.output
-    assert [line.split()[:2] for line in result.output.splitlines()[1:]] == [["montana", "first"]]
+    assert [line.split()[:2] for line in result.output.splitlines()[1:]] == [
+        ["calc", "greedy"],
+        ["montana", "first"],
+        ["montana", "greedy"],
+    ]
 
 
 def test_bench_reference_needs_a_command():

@@ -182,6 +182,21 @@ def test_markdown_overwrite_replaces_only_the_reports_own_plots(tmp_path):
     ]
 
 
+def test_a_plot_name_holding_someone_elses_file_is_never_offered_for_overwrite(tmp_path):
+    a, _ = known_pair(tmp_path)
+    out, mine = tmp_path / "y.md", tmp_path / "y" / "win_rate.png"
+    mine.parent.mkdir()
+    mine.write_bytes(b"mine")
+    line = (
+        f"Error: {mine} was not written by sim report; it is never replaced "
+        "(name the report otherwise)"
+    )
+    for extra in ([], ["--overwrite"]):
+        result = sim("report", a, "--out", out, *extra)
+        assert (result.exit_code, result.output.strip()) == (1, line)
+    assert mine.read_bytes() == b"mine" and not out.exists()
+
+
 def test_markdown_overwrite_removes_only_the_earlier_reports_plots(tmp_path):
     """Plots of groups the new report no longer has go; a plot sim report wrote that the
     earlier report did not show, or a file of a shown plot's name it did not write, stays."""

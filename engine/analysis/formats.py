@@ -11,20 +11,50 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sim.engine.analysis.output import check_suffix
+from sim.engine.compressed import is_compressed_name
+from sim.engine.run.request import OTHER_FORMATS
+
 FORMATS = ("table", "csv", "parquet", "json", "markdown")
-SUFFIX_FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json", ".md": "markdown"}
+SUFFIX_FORMATS = {
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".json": "json",
+    ".md": "markdown",
+}
+# Each format's title and the suffix that names it, as an --out name that does not fit
+# is told.
+KINDS = {
+    "table": ("a text table", ".txt"),
+    "csv": ("CSV", ".csv"),
+    "parquet": ("Parquet", ".parquet"),
+    "json": ("JSON", ".json"),
+    "markdown": ("Markdown", ".md"),
+}
+# Names that promise a format (None: one compare does not write): the comparison is
+# never written under the name of another. A .txt holds any text, the table by default.
+PROMISED = {s: f for s, f in OTHER_FORMATS.items() if s != ".txt"} | SUFFIX_FORMATS
 ABOUT_KEY = b"sim_compare"
 MISSING = "–"
 FIGURE = re.compile(r"^[+\-<]?\d")
 
 
 def format_for(path, chosen=None):
-    """The format asked for, else the one the output's suffix names, else the table."""
+    """The format asked for, else the one the output's suffix names (before a
+    compression suffix, which check_out_name refuses), else the table."""
     if chosen:
         return chosen
     if path is None:
         return "table"
-    return SUFFIX_FORMATS.get(path.suffix.lower(), "table")
+    plain = path.with_suffix("") if is_compressed_name(path) else path
+    return SUFFIX_FORMATS.get(plain.suffix.lower(), "table")
+
+
+def check_out_name(out, fmt, chosen):
+    """Refuse an --out whose name promises another format than fmt, or a compression."""
+    writer = f"--format {chosen}" if chosen else "compare"
+    check_suffix(out, fmt, writer, PROMISED, KINDS, "--format")
 
 
 def percent(share, signed=False):

@@ -10,6 +10,7 @@ import stat
 from pathlib import Path
 
 from sim.engine.analysis.inputs import AnalysisError
+from sim.engine.compressed import is_compressed_name
 from sim.engine.run.files import OutputError, check_output, temporary_path
 from sim.engine.run.stop_signals import Stopped, raising_stops, say_kept
 
@@ -20,6 +21,26 @@ def check_writable(path, overwrite, what="--out"):
         return check_output(path, overwrite, what=what)
     except OutputError as error:
         raise AnalysisError(str(error)) from None
+
+
+def check_suffix(out, fmt, writer, promised, kinds, option):
+    """Refuse an output name that promises another format than fmt, the one written, or
+    a compression: these outputs are never compressed.
+
+    writer says what writes fmt (`--to csv`); promised maps a suffix to the format it
+    promises (None: one not written here); kinds maps each format written to its title
+    and suffix (`CSV`, `.csv`); option is the one that picks another format (`--to`)."""
+    out = Path(out)
+    compressed = is_compressed_name(out)
+    plain = out.with_suffix("") if compressed else out
+    named = promised.get(plain.suffix.lower(), fmt)
+    if named == fmt and not compressed:
+        return
+    title, suffix = kinds[fmt]
+    fitting = plain if named == fmt else plain.with_suffix(suffix)
+    how = ", uncompressed" if compressed else ""
+    other = f", or give {option} {named}" if named in kinds and not compressed else ""
+    raise AnalysisError(f"--out {out}: {writer} writes {title}{how}; write {fitting}{other}")
 
 
 def write_atomically(path, write):

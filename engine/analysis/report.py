@@ -21,6 +21,7 @@ from sim.engine.analysis.compare import baselines, comparison
 from sim.engine.analysis.inputs import CONVERT_HINT, AnalysisError, groups_of
 from sim.engine.analysis.intervals import mean_interval
 from sim.engine.analysis.output import check_writable, write_atomically, write_together
+from sim.engine.compressed import is_compressed_name
 from sim.engine.games import registered_games
 from sim.engine.run.stop_signals import Stopped
 
@@ -44,7 +45,11 @@ SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown"}
 
 
 def writer_for(out):
-    kind = SUFFIXES.get(Path(out).suffix.lower())
+    out = Path(out)
+    if is_compressed_name(out) and out.with_suffix("").suffix.lower() in SUFFIXES:
+        plain = out.with_suffix("")
+        raise AnalysisError(f"--out {out}: a report is written uncompressed; write {plain}")
+    kind = SUFFIXES.get(out.suffix.lower())
     if kind is None:
         raise AnalysisError(f"{out}: a report is .html or .md")
     return write_html if kind == "html" else write_markdown
@@ -102,12 +107,14 @@ def check_outputs(out, overwrite, runs=None):
         if runs is None:
             return
         for path in plot_paths(out, runs):
-            check_writable(path, overwrite, what="a plot of the report")
-            if path.exists() and not _written_by_report(path):
+            # Before the --overwrite check: a file that is not the report's own is never
+            # replaced, and --overwrite must not be offered for it.
+            if path.is_file() and not _written_by_report(path):
                 raise AnalysisError(
                     f"{path} was not written by sim report; it is never replaced "
                     "(name the report otherwise)"
                 )
+            check_writable(path, overwrite, what="a plot of the report")
 
 
 def _written_by_report(path):

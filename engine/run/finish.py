@@ -38,7 +38,7 @@ def finish(out, log, game, meta, before, journals, wall):
 def _write_log(log, before, lines):
     tmp = temporary_path(log)
     try:
-        with open_text(tmp, "w", compression_of(log)) as file:
+        with open_text(tmp, "w", compression_of(log), name=log) as file:
             file.writelines(journal.read_lines(log, before))
             file.writelines(lines)
         os.replace(tmp, log)

@@ -5,7 +5,9 @@ removed. The rules themselves (what may be replaced, how locks work) are engine.
 import contextlib
 import os
 import re
+from pathlib import Path
 
+from sim.engine.compressed import OTHER_COMPRESSIONS, SUFFIXES
 from sim.engine.run.files import FileLock, OutputError, check_output, same_file
 from sim.engine.run.request import RunError
 
@@ -28,12 +30,27 @@ def checked_outputs(request):
 
 
 def _checked_move_log(request, out):
+    _check_log_compression(request.log_moves)
     log = check_output(request.log_moves, True, "--log-moves")
     if same_file(out, log):
         raise OutputError(f"--log-moves and --out name the same file: {log}")
     if log.exists() and not (request.overwrite or request.resume):
         raise OutputError(f"{log} exists; use --overwrite to replace it")
     return log
+
+
+def _check_log_compression(log):
+    """Refuse a name that promises a compression sim does not write: the log would be
+    plain text under it, and every reader would take it for what it is not."""
+    log = Path(log)
+    if log.suffix.lower() not in OTHER_COMPRESSIONS:
+        return
+    plain = log.with_suffix("")
+    fitting = ", ".join(str(plain) + suffix for suffix in SUFFIXES)
+    raise OutputError(
+        f"--log-moves {log}: move logs are written plain or compressed as "
+        f"{' or '.join(SUFFIXES)}; write {fitting} or {plain}"
+    )
 
 
 def lock_outputs(locks, out, log):

@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.engine.compressed import is_compressed_name
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 
 MAX_DEAL = 2**63 - 1  # deal indices are stored as int64
@@ -115,6 +116,10 @@ def check_resume_or_overwrite(resume, overwrite):
 
 
 def _check_parquet_name(out):
+    if is_compressed_name(out):
+        raise RunError(
+            f"--out {out}: result files are Parquet, compressed inside; write {out.with_suffix('')}"
+        )
     suffix = out.suffix.lower()
     if suffix not in OTHER_FORMATS:
         return
