@@ -480,12 +480,13 @@ def _run_sweep(game, policies, rules, options):
                 "run the same command with --resume to go on"
             )
         resume = options["resume"] and sweep.started(path)
+        which = policies.index(setting.policy)
+        request = _request(game, which, setting.params, rules, options, path, resume)
         if resume and sweep.done_earlier(path):
+            _check_done_by_this_run(request, path)
             _say(options, f"{label}: done earlier, kept")
             continue
         _say(options, label)
-        which = policies.index(setting.policy)
-        request = _request(game, which, setting.params, rules, options, path, resume)
         result = _play(request, options)
         if result.completed and result.signal and number == len(grid):
             left, then = "every setting is done; ", "for the comparison"
@@ -495,6 +496,16 @@ def _run_sweep(game, policies, rules, options):
             _stop(request, result, "run the same command with --resume to go on", left)
     say_kept(f"every setting of the sweep is kept in {folder}")
     _compare_sweep(folder, files, options)
+
+
+def _check_done_by_this_run(request, path):
+    from sim.engine.run.resume import check_done_by_this_run
+    from sim.engine.run.runner import RunError
+
+    try:
+        check_done_by_this_run(request, path)
+    except RunError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _params_text(setting):

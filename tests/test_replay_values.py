@@ -95,3 +95,17 @@ def test_replay_names_a_seed_that_is_not_a_number(tmp_path, logged):
         "(an integer in 0..2**63-1)",
         f"checked 1 deal in {log}: 0 valid, 1 invalid",
     ]
+
+
+def test_a_line_with_a_number_too_long_for_a_deal_is_malformed_and_replay_goes_on(tmp_path):
+    log = tmp_path / "log.jsonl"
+    other = json.dumps({"game": "calc", "seed": 0, "deal": 0, "moves": []})
+    huge = '{"game": "calc", "seed": 0, "deal": 1, "score": 1' + "0" * 5000 + "}"
+    log.write_text("\n".join([other, huge, other]) + "\n")
+    result = sim("replay", log)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[1:] == [
+        "line 2: a number of 5,001 digits: not a deal",
+        'line 3 (calc seed 0 deal 0): malformed line: no "layout"',
+        f"checked 2 deals in {log}: 0 valid, 2 invalid, 1 malformed line",
+    ]

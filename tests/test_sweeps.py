@@ -121,3 +121,19 @@ def test_two_sweeps_of_different_grids_get_different_default_folders(tmp_path, m
         "sweep-planner-depthweight0,1-wastes4-seed0-n50",
         "sweep-planner-kingpile0,1-wastes4-seed0-n50",
     ]
+
+
+def test_a_resumed_sweep_keeps_a_complete_file_only_if_it_is_that_settings_run(tmp_path):
+    args = ["calc", "-p", "greedy", "-p", "random", "-n", 50, "--out", tmp_path, "-q"]
+    assert sim(*args).exit_code == 0
+    greedy, random = (
+        tmp_path / f"calc-{name}-wastes4-seed0-n50.parquet" for name in ("greedy", "random")
+    )
+    assert sim(*args, "--resume").exit_code == 0  # every setting done: kept
+    random.write_bytes(greedy.read_bytes())
+    result = sim(*args, "--resume")
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: cannot resume {random}: its policy is 'greedy', this run's is 'random'"
+    )
+    assert random.read_bytes() == greedy.read_bytes()

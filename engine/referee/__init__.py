@@ -135,6 +135,21 @@ def check_log_file(path):
             yield number + 1, None, Verdict(False, None, f"cannot read on: {_describe(error)}")
 
 
+class LongNumber(ValueError):
+    """An integer in a log line longer than any a deal holds."""
+
+
+INT_DIGITS = 40  # a seed or deal has at most 19 digits, a count far fewer
+
+
+def _short_int(text):
+    # Python refuses to read or print integers of over 4,300 digits, and a longer one
+    # would cost seconds: none belongs to a deal, so the line is no deal.
+    if len(text.lstrip("-")) > INT_DIGITS:
+        raise LongNumber(f"a number of {len(text.lstrip('-')):,} digits: not a deal")
+    return int(text)
+
+
 def _describe(error):
     return str(error) or type(error).__name__
 
@@ -151,9 +166,12 @@ def _check_data(number, data):
     if not text.strip():
         return
     try:
-        line = json.loads(text)
+        line = json.loads(text, parse_int=_short_int)
     except json.JSONDecodeError as error:
         yield number, None, Verdict(False, None, f"not valid JSON ({error.msg})")
+        return
+    except LongNumber as error:
+        yield number, None, Verdict(False, None, str(error))
         return
     except RecursionError:
         yield number, None, Verdict(False, None, "not valid JSON (nested too deeply)")

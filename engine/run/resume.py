@@ -29,6 +29,14 @@ def rows_kept_by_resume(request, out):
     return int(meta["n_done"])
 
 
+def check_done_by_this_run(request, out):
+    """Refuse a complete file that a resumed sweep would keep as this setting's, unless
+    it is this very run's, with all its deals."""
+    meta = results.read_meta(out)
+    _check_same_run(out, meta, request.description())
+    _check_rows_are_the_deals_done(out, meta, request.game)
+
+
 def _check_same_run(out, meta, mine):
     # Files from before the policy's spec was stored are known by its name alone.
     keys = SAME_RUN_KEYS + (("policy_spec",) if "policy_spec" in meta else ())
