@@ -274,7 +274,7 @@ def test_bench_times_each_policy_in_each_game_given_that_has_it():
     args = ["calc", "montana", "-p", "greedy", "-p", "first", "-n", 100, "--repeat", 1]
     result = sim("bench", *args)
     assert result.exit_code == 0, result.output
-    assert [line.split()[:2] for line in result.output.splitlines()[1:]] == [
+    assert [line.split()[:2] for line in result.stdout.splitlines()[1:]] == [
         ["calc", "greedy"],
         ["montana", "first"],
         ["montana", "greedy"],
