@@ -314,7 +314,7 @@ def test_show_refuses_two_policies():
 def test_show_names_the_parameters_it_plays_with():
     result = sim("show", "calc", "-p", "planner", "--param", "depth_weight=5", "--final")
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0] == (
+    assert result.stdout.splitlines()[0] == (
         "calc · seed 0 · deal 0 · policy planner depth_weight=5.0 king_pile=1"
     )
 
