@@ -89,6 +89,15 @@ def group_is_gone(pgid, timeout=10):
     return False
 
 
+def kill_outright_after(args, out, rows):
+    """Start `sim calc ARGS` and kill its whole process group once `rows` deals of it
+    reached the journal of `out`."""
+    process = start(*args)
+    wait_for_rows(out, rows)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)
+
+
 def table(path):
     return pq.read_table(path).drop_columns(["policy", "params"])
 
@@ -531,10 +540,7 @@ def test_a_killed_run_found_by_another_command_is_named_with_the_command_that_en
 ):
     out = tmp_path / "r.parquet"
     args = [*SLOW, "-n", 3000, "--seed", 9, "--workers", 1, "--out", out, "-q"]
-    process = start(*args)
-    wait_for_rows(out, 50)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.communicate(timeout=30)
+    kill_outright_after(args, out, rows=50)
 
     other = sim("-n", 3000, "--seed", 9, "--out", out, "-q")  # the compiled greedy
     assert other.returncode == 1
@@ -555,10 +561,7 @@ def test_a_killed_run_found_by_another_command_is_named_with_the_command_that_en
 def test_resume_with_overwrite_is_refused_before_any_file_is_touched(tmp_path):
     out = tmp_path / "r.parquet"
     args = [*SLOW, "-n", 3000, "--seed", 10, "--workers", 1, "--out", out, "-q"]
-    process = start(*args)
-    wait_for_rows(out, 50)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.communicate(timeout=30)
+    kill_outright_after(args, out, rows=50)
     left = journal.journal_path(out).read_bytes()
 
     both = sim(*args, "--resume", "--overwrite")
