@@ -24,6 +24,17 @@ def first_legal(state, legal, n_legal, params, stream):
     return 0
 
 
+def write_plugin(path, decorator, function, returns="0"):
+    """A plug-in file of one policy: `function`, declared by `decorator`, returning
+    `returns`."""
+    path.write_text(
+        "from sim.policies.registry import Param, policy\n"
+        f"{decorator}\n"
+        f"def {function}(state, legal, n_legal, params, stream):\n"
+        f"    return {returns}\n"
+    )
+
+
 def declared(name=None, params=()):
     return policy("calc", name=name, params=params)(first_legal)
 
@@ -73,12 +84,7 @@ def test_a_parameter_declared_within_its_bounds_is_accepted():
 
 
 def test_a_refused_plugin_file_is_one_error_line_and_writes_nothing(tmp_path, monkeypatch):
-    (tmp_path / "trav.py").write_text(
-        "from sim.policies.registry import policy\n"
-        "@policy('calc', name='../../trav')\n"
-        "def trav(state, legal, n_legal, params, stream):\n"
-        "    return 0\n"
-    )
+    write_plugin(tmp_path / "trav.py", "@policy('calc', name='../../trav')", "trav")
     monkeypatch.chdir(tmp_path)
     result = sim("calc", "-p", "trav.py:trav", "-n", 10)
     assert result.exit_code == 1
@@ -90,11 +96,8 @@ def test_a_refused_plugin_file_is_one_error_line_and_writes_nothing(tmp_path, mo
 
 
 def test_a_str_parameter_is_refused_before_the_run_starts(tmp_path, monkeypatch):
-    (tmp_path / "modes.py").write_text(
-        "from sim.policies.registry import Param, policy\n"
-        "@policy('calc', params=(Param('mode', str, 'a b'),))\n"
-        "def modes(state, legal, n_legal, params, stream):\n"
-        "    return 0\n"
+    write_plugin(
+        tmp_path / "modes.py", "@policy('calc', params=(Param('mode', str, 'a b'),))", "modes"
     )
     monkeypatch.chdir(tmp_path)
     result = sim("calc", "-p", "modes.py:modes", "-n", 10, "--out", "r.parquet")
@@ -107,12 +110,7 @@ def test_a_str_parameter_is_refused_before_the_run_starts(tmp_path, monkeypatch)
 
 
 def test_a_plugin_file_named_like_a_builtin_policy_is_refused(tmp_path):
-    (tmp_path / "fake.py").write_text(
-        "from sim.policies.registry import policy\n"
-        "@policy('calc', name='greedy')\n"
-        "def fake(state, legal, n_legal, params, stream):\n"
-        "    return 0\n"
-    )
+    write_plugin(tmp_path / "fake.py", "@policy('calc', name='greedy')", "fake")
     result = sim("calc", "-p", f"{tmp_path}/fake.py:fake", "-n", 10)
     assert result.exit_code == 1
     assert result.output.strip() == (
@@ -126,12 +124,7 @@ def test_a_builtin_policy_named_by_its_module_is_still_itself():
 
 
 def test_an_entry_point_named_like_a_builtin_policy_is_refused(monkeypatch, tmp_path):
-    (tmp_path / "shadowing.py").write_text(
-        "from sim.policies.registry import policy\n"
-        "@policy('calc', name='planner')\n"
-        "def shadow(state, legal, n_legal, params, stream):\n"
-        "    return 0\n"
-    )
+    write_plugin(tmp_path / "shadowing.py", "@policy('calc', name='planner')", "shadow")
     monkeypatch.syspath_prepend(str(tmp_path))
     entry = metadata.EntryPoint(
         name="shadow", value="shadowing:shadow", group=registry.ENTRY_POINT_GROUP
@@ -146,12 +139,7 @@ def test_an_entry_point_named_like_a_builtin_policy_is_refused(monkeypatch, tmp_
 
 
 def test_a_python_policy_returning_a_huge_integer_returned_an_index_outside_the_list(tmp_path):
-    (tmp_path / "huge.py").write_text(
-        "from sim.policies.registry import policy\n"
-        "@policy('calc', name='bigint')\n"
-        "def bigint(state, legal, n_legal, params, stream):\n"
-        "    return 2**70\n"
-    )
+    write_plugin(tmp_path / "huge.py", "@policy('calc', name='bigint')", "bigint", "2**70")
     out = tmp_path / "r.parquet"
     result = sim("calc", "-p", f"{tmp_path}/huge.py:bigint", "-n", 5, "--workers", 1, "--out", out)
     assert result.exit_code == 1
@@ -229,11 +217,10 @@ def test_an_int_beyond_a_float_is_not_a_finite_number(params, problem):
 
 
 def test_a_huge_bound_in_a_plugin_file_is_one_error_line(tmp_path, monkeypatch):
-    (tmp_path / "huge.py").write_text(
-        "from sim.policies.registry import Param, policy\n"
-        "@policy('calc', params=[Param('k', int, 0, '', -10**400, 10**400)])\n"
-        "def huge(state, legal, n_legal, params, stream):\n"
-        "    return 0\n"
+    write_plugin(
+        tmp_path / "huge.py",
+        "@policy('calc', params=[Param('k', int, 0, '', -10**400, 10**400)])",
+        "huge",
     )
     monkeypatch.chdir(tmp_path)
     result = sim("calc", "-p", "./huge.py:huge", "-n", 10)
@@ -277,12 +264,7 @@ def twin_entry_points(monkeypatch, tmp_path, names=("one", "two")):
     """Entry points of two plug-in modules, each declaring a calc policy named twin."""
     entries = []
     for module in names:
-        (tmp_path / f"{module}.py").write_text(
-            "from sim.policies.registry import policy\n"
-            "@policy('calc', name='twin')\n"
-            "def twin(state, legal, n_legal, params, stream):\n"
-            "    return 0\n"
-        )
+        write_plugin(tmp_path / f"{module}.py", "@policy('calc', name='twin')", "twin")
         value = f"{module}:twin"
         entries.append(metadata.EntryPoint(module, value, registry.ENTRY_POINT_GROUP))
     monkeypatch.syspath_prepend(str(tmp_path))
