@@ -15,7 +15,18 @@ MC_PARAMS = (
     Param("score_weight", float, 0.5, "value of a full score (cubed) next to a win", 0, 100),
 )
 
-ORACLE_PARAMS = (Param("nodes", int, 100000, "positions the search may expand", 1, 1_000_000_000),)
+ORACLE_PARAMS = (
+    Param("nodes", int, 100000, "positions the search may expand", 1, 1_000_000_000),
+    Param(
+        "exact",
+        float,
+        60,
+        "work limit of the exact model on a deal the searches leave undecided "
+        "(CP-SAT deterministic seconds; 0: none)",
+        0,
+        1e6,
+    ),
+)
 
 random = Policy(
     "calc",
@@ -128,6 +139,7 @@ oracle = Policy(
     compile_seconds=60,
     params=ORACLE_PARAMS,
     exact_under=(),
+    settle="sim.policies.calc_exact:settle",
     description="""\
 It cheats: told the whole stock order, it searches for a line that wins.
 
@@ -146,11 +158,14 @@ search looks for one: a level per turned card, keeping the nodes / 20 positions
 `nodes`. A deal still undecided gets a beam 16 times as wide (80,000 by default,
 and at most), then one as wide that ranks positions by their own foundation count
 (ties: fewer cards lying on one needed sooner) before their playouts. Beams only
-find wins; `lost` comes from the complete search alone.
+find wins. A deal all of them leave goes to an exact constraint model of the deal
+(policies.calc_exact, OR-Tools' CP-SAT, within `exact` deterministic seconds): a
+win comes with its line, played out by the rules; no solution proves the deal lost.
 It searches once, at its first decision: a winning line found is kept in the
 state as its plan and played out; a deal shown lost is marked lost. After `nodes`
-positions without a win or a proof it gives up, marks the deal unknown (the
-result's outcome column says so) and plays the action with the best playout at
-each turn.
+positions without a win or a proof the searches give up and the deal is played
+with the best playout at each turn; the model then decides it (the row becomes its
+winning line's, or `unwinnable`), and only if it too runs out of work is the deal
+`unknown` (the result's outcome column says so).
 """,
 )

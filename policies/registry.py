@@ -167,6 +167,10 @@ class Policy:
     # (("redeals", 0),) only without redeals (a redeal's shuffle is unknown before it
     # comes); None if it never does.
     exact_under: tuple | None = None
+    # "module:function" of a last stage run on each deal the kernel left `unknown`:
+    # settle(seed, deal, rules, params) -> (outcome code, winning line). Imported only
+    # when such a deal comes; a winning line is played again by the rules.
+    settle: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "description", inspect.cleandoc(self.description))
@@ -186,6 +190,8 @@ class Policy:
                 f"its kernel {_shown(self.kernel)} is not a function, nor "
                 '"module:function" naming one'
             )
+        if self.settle is not None and not (isinstance(self.settle, str) and ":" in self.settle):
+            return f'its settle {_shown(self.settle)} is not "module:function" naming one'
         if not isinstance(self.params, tuple):
             kind = type(self.params).__name__
             return f"params is a sequence of Param (params=[Param(...)]), not a {kind}"

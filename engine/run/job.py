@@ -23,6 +23,7 @@ from numba import njit
 from sim.engine import kernel, rng
 
 LOG_END = np.iinfo(np.int16).min  # fills the unused tail of a deal's action log
+LEGAL_ROOM = 1024  # more than any game's legal list
 INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 IN_WORKER = False  # set in worker processes, which never see the user's Ctrl-C
 
@@ -219,7 +220,56 @@ def play_job(job, start, count, status=None, rows=None):
     else:
         fault = play_deals_python(job, start, rows, logs, status)
     done = int(status[kernel.DONE])
+    if job.policy.settle is not None:
+        settle_undecided(job, start, rows[:done], logs[:done], status)
     return ChunkResult(start, rows[:done], logs[:done], time.perf_counter() - clock, fault)
+
+
+def settle_undecided(job, start, rows, logs, status):
+    """The policy's last stage (Policy.settle) on each deal its kernel left `unknown`,
+    before the chunk is handed on: a deal it wins is played again along its line (row
+    and log rewritten by the rules, every move checked legal), a deal it proves lost
+    becomes `unwinnable`. The deal being settled is shown in `status`, so a watching
+    parent sees progress."""
+    outcome = job.game.column_slots("outcome")[0]
+    undecided = np.flatnonzero(rows[:, outcome] == kernel.OUTCOME_UNKNOWN)
+    if len(undecided) == 0:
+        return
+    settle = _imported(job.policy.settle)
+    for i in undecided:
+        status[kernel.IN_PLAY] = start + i
+        verdict, line = settle(job.seed, start + i, job.rules, job.params)
+        if verdict == kernel.OUTCOME_WON:
+            _play_line(job, start + i, line, rows[i], logs[i])
+        elif verdict == kernel.OUTCOME_UNWINNABLE:
+            rows[i, outcome] = verdict
+
+
+def _imported(name):
+    import importlib
+
+    module_name, _, attribute = name.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def _play_line(job, deal, line, row, log):
+    """Deal `deal` played along `line` by the rules into row and log; it must win."""
+    module = job.module
+    state = np.zeros(module.STATE_SIZE, np.int16)
+    module.start_nb(job.seed, deal, job.rules, state)
+    legal = np.empty(LEGAL_ROOM, np.int16)
+    log[:] = LOG_END
+    for move, action in enumerate(line):
+        n = module.legal_actions_nb(state, legal)
+        if action not in legal[:n]:
+            raise RuntimeError(f"policy {job.policy.name}'s winning line breaks the rules")
+        if move < len(log):
+            log[move] = action
+        module.apply_action_nb(state, action)
+    row[:] = 0
+    module.write_result_nb(state, row)
+    if row[job.game.column_slots("outcome")[0]] != kernel.OUTCOME_WON:
+        raise RuntimeError(f"policy {job.policy.name}'s winning line does not win")
 
 
 def play_deals_python(job, start, rows, logs, status):
