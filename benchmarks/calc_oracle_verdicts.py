@@ -2,7 +2,7 @@
 per budget, the deals won, proved lost and left unknown, with the CPU seconds per deal
 (this process's CPU time, so that other load on the machine counts less). It runs the
 search the oracle policy runs at its first decision, on the deals of `sim calc`, without
-the policy's last two wide beams (calc_oracle.wide_beam_width_nb) on the deals it leaves.
+the exact model the policy gives the deals it leaves (benchmarks/calc_exact_verdicts.py).
 
     python benchmarks/calc_oracle_verdicts.py 300 --wastes 3 --nodes 1e5,2e5,3e5
     python benchmarks/calc_oracle_verdicts.py 50 --start 51 --nodes 1e6

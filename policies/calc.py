@@ -155,12 +155,10 @@ may skip the waste piles is lost (policies.calc_oracle.relaxed_lost_nb).
 After three rounds without a win (or sooner, if they use up `nodes`), a beam
 search looks for one: a level per turned card, keeping the nodes / 20 positions
 (5,000 by default) whose playouts score best, on positions of its own besides
-`nodes`. A deal still undecided gets a beam 16 times as wide (80,000 by default,
-and at most), then one as wide that ranks positions by their own foundation count
-(ties: fewer cards lying on one needed sooner) before their playouts. Beams only
-find wins. A deal all of them leave goes to an exact constraint model of the deal
-(policies.calc_exact, OR-Tools' CP-SAT, within `exact` deterministic seconds): a
-win comes with its line, played out by the rules; no solution proves the deal lost.
+`nodes`. The beam only finds wins. A deal they leave goes to an exact constraint
+model of the deal (policies.calc_exact, OR-Tools' CP-SAT, within `exact`
+deterministic seconds): a win comes with its line, played out by the rules; no
+solution proves the deal lost.
 It searches once, at its first decision: a winning line found is kept in the
 state as its plan and played out; a deal shown lost is marked lost. After `nodes`
 positions without a win or a proof the searches give up and the deal is played

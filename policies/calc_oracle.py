@@ -19,8 +19,8 @@ Four tools work on boards:
   when it is provably safe, gives up after a node budget, and returns the winning
   line it found;
 - `beam_search_nb` looks for a win wide rather than deep, a level per turned card,
-  keeping the positions whose playouts score best (or, with the other ranking, those
-  furthest on); `oracle_search_nb` runs it between the rounds of `solve_nb`;
+  keeping the positions whose playouts score best; `oracle_search_nb` runs it between
+  the rounds of `solve_nb`;
 - `monte_carlo_choice_nb` races the legal actions of a real position over random
   orders of the unseen cards and returns the best.
 
@@ -1064,12 +1064,7 @@ def oracle_search_nb(board, budget, keys, stamps, stamp, winning, relaxed=RELAXE
 #
 # A level holds the `width` positions ranked best among the children of the level
 # before (ties keep the order the children were made in: the better parent first, and
-# a parent's foundations before its piles). Two rankings:
-#     RANK_PLAYOUT    the child's playout score
-#     RANK_PROGRESS   the child's own foundation count, then fewer cards lying
-#                     directly on a card needed sooner, then the playout score
-# They find different wins: where the first twenty cards must nearly all be piled,
-# every playout scores low and RANK_PROGRESS still tells the children apart.
+# a parent's foundations before its piles), ranked by the child's playout score.
 # A child is the turned card put on a foundation that needs it or on a pile (one pile
 # of each distinct content), after which every waste top that fits goes up (the
 # playout's choice of foundation).
@@ -1087,24 +1082,9 @@ BEAM_WIDTH_CAP = 20_000  # two levels of boards: 2 x 20,000 x 1.1 kB
 BEAM_BRANCH = 4 + MAX_WASTES
 
 
-# The oracle policy's last looks at a deal left undecided, not those of every judgement
-# (sim show --explain makes dozens): a beam 16 times as wide wins more than half of the
-# three-pile deals the search leaves, in about 12 s each (160,000 wide won none more),
-# and one as wide with the other ranking wins about one in five of those still left.
-RANK_PLAYOUT = 0
-RANK_PROGRESS = 1
-WIDE_BEAM_FACTOR = 16
-WIDE_BEAM_CAP = 80_000  # two levels of boards: 2 x 80,000 x 1.1 kB
-
-
 @njit(cache=True)
 def beam_width_nb(budget):
     return max(1, min(budget // BEAM_NODES_PER_SLOT, BEAM_WIDTH_CAP))
-
-
-@njit(cache=True)
-def wide_beam_width_nb(budget):
-    return max(1, min(WIDE_BEAM_FACTOR * (budget // BEAM_NODES_PER_SLOT), WIDE_BEAM_CAP))
 
 
 @njit(cache=True)
@@ -1119,33 +1099,8 @@ def _beam_step_nb(board, action, line, n):
 
 
 @njit(cache=True)
-def buried_sooner_nb(board):
-    """How many cards on the waste piles lie directly on a card needed sooner."""
-    buried = 0
-    for w in range(board[NWASTE]):
-        base = WASTE + PILE_CAP * w
-        for h in range(1, board[HEIGHT + w]):
-            upper = steps_until_needed_nb(board, board[base + h])
-            if upper > steps_until_needed_nb(board, board[base + h - 1]):
-                buried += 1
-    return buried
-
-
-@njit(cache=True)
-def beam_value_nb(child, ranking):
-    """(the child's rank value, its playout score); the child is played out."""
-    progress = np.int64(0)
-    if ranking == RANK_PROGRESS:
-        # fields of one int64: foundation count, 1023 - buried (< 1024), playout (< 64)
-        progress = (np.int64(score_nb(child)) * 1024 + 1023 - buried_sooner_nb(child)) * 64
-    score = playout_nb(child, PLAYOUT_DEFAULTS)
-    return progress + score, score
-
-
-@njit(cache=True)
-def beam_search_nb(board, width, winning, ranking=RANK_PLAYOUT):
-    """Look for a win of board with a beam `width` positions wide, ranked by `ranking`
-    (above).
+def beam_search_nb(board, width, winning):
+    """Look for a win of board with a beam `width` positions wide (above).
 
     Returns (OUTCOME_WON or OUTCOME_UNKNOWN, positions played out, length of the
     winning line written into winning). The board is left as it was given."""
@@ -1181,13 +1136,13 @@ def beam_search_nb(board, width, winning, ranking=RANK_PLAYOUT):
                 if deadlocked_nb(trial):
                     continue
                 positions += 1
-                rank_value, score = beam_value_nb(trial, ranking)
+                score = playout_nb(trial, PLAYOUT_DEFAULTS)
                 if score == 52:
                     length = _beam_line_nb(
                         board, kept_parent, kept_action, level, i, out[j], winning
                     )
                     return OUTCOME_WON, positions, length
-                parent[n], action[n], value[n] = i, out[j], rank_value
+                parent[n], action[n], value[n] = i, out[j], score
                 n += 1
         if n == 0:
             break
@@ -1439,10 +1394,6 @@ def _plan_deal_nb(state, board, budget):
     keys, stamps = new_stamped_table_nb(TABLE_BITS)
     winning = np.empty(MAX_DEPTH, np.int16)
     found, _, length = oracle_search_nb(board, budget, keys, stamps, 1, winning)
-    width = wide_beam_width_nb(budget)
-    for ranking in (RANK_PLAYOUT, RANK_PROGRESS):
-        if found == OUTCOME_UNKNOWN:
-            found, _, length = beam_search_nb(board, width, winning, ranking)
     state[SCRATCH_VERDICT] = found
     if found == OUTCOME_WON:
         done = state[MOVES]

@@ -399,46 +399,6 @@ def test_the_beam_wins_a_deal_that_the_searches_near_the_playouts_miss():
     assert plays_to_a_win(state, winning[:length])
 
 
-def test_the_oracle_policy_looks_sixteen_times_wider_before_it_calls_a_deal_unknown():
-    assert calc_oracle.wide_beam_width_nb(100_000) == 80_000  # the default budget
-    assert calc_oracle.wide_beam_width_nb(10**9) == calc_oracle.WIDE_BEAM_CAP
-    assert calc_oracle.wide_beam_width_nb(2000) == 1600
-    # deal 0 of seed 0, three piles: 2,000 positions and a beam 100 wide leave it open
-    state = np.zeros(calc.STATE_SIZE, np.int16)
-    calc.deal_nb(0, 0, 3, state)
-    assert verdict(state.copy(), 2000)[0] == calc.OUTCOME_UNKNOWN
-    play_policy("oracle", state, ["nodes=2000"])
-    assert state[calc.SCRATCH_VERDICT] == calc.OUTCOME_WON and calc.score_nb(state) == 52
-
-
-def test_a_deal_the_wide_beam_leaves_is_won_by_one_as_wide_ranked_by_progress():
-    # deal 27 of seed 0, three piles: at nodes=2000 the search and the wide beam
-    # ranked by playouts (1,600 wide) leave it open; ranked by progress it is won
-    state = np.zeros(calc.STATE_SIZE, np.int16)
-    calc.deal_nb(0, 27, 3, state)
-    board = np.empty(calc.STATE_SIZE, np.int16)
-    calc_oracle.board_from_state_nb(state, board)
-    winning = np.empty(calc_oracle.MAX_DEPTH, np.int16)
-    assert verdict(state.copy(), 2000)[0] == calc.OUTCOME_UNKNOWN
-    by_playout = calc_oracle.beam_search_nb(board, 1600, winning, calc_oracle.RANK_PLAYOUT)
-    assert by_playout[0] == calc.OUTCOME_UNKNOWN
-    found, _, length = calc_oracle.beam_search_nb(board, 1600, winning, calc_oracle.RANK_PROGRESS)
-    assert found == calc.OUTCOME_WON and plays_to_a_win(state, winning[:length])
-    play_policy("oracle", state, ["nodes=2000"])
-    assert state[calc.SCRATCH_VERDICT] == calc.OUTCOME_WON and calc.score_nb(state) == 52
-
-
-def test_buried_cards_are_counted_where_a_card_lies_directly_on_one_needed_sooner():
-    # The bases are dealt, so F1 wants 2 now and F2 wants 4 now. Piles, bottom first:
-    #     W1  2 K 7    K (wanted 11 cards on) lies on 2 (wanted now): buried;
-    #                  7 (wanted 3 on, by F4) on K buries nothing
-    #     W2  5 4      4 (wanted now) on 5 (wanted 3 on) buries nothing
-    fresh = position(stock=["KC"], wastes=(("2C", "KC", "7C"), ("5C", "4C")))
-    board = np.empty(calc.STATE_SIZE, np.int16)
-    calc_oracle.board_from_state_nb(fresh, board)
-    assert calc_oracle.buried_sooner_nb(board) == 1
-
-
 def test_the_beam_finds_no_win_in_a_lost_position_and_its_wins_are_legal_lines():
     lost = position(stock=["JC", "QC", "KC", "TC"], wastes=((), ()), foundations=F1_NEEDS_TEN)
     board = np.empty(calc.STATE_SIZE, np.int16)
