@@ -50,6 +50,7 @@ from sim.policies.registry import param_slots
 WINDOW = 50  # time units a window holds: more than the 48 moves one window can have
 SOLVER_SEED = 0
 (EXACT,) = param_slots(ORACLE_PARAMS, "exact")
+DEFAULT_WORK = float(ORACLE_PARAMS[EXACT].default)
 
 
 def foundation_wants(state, f):
@@ -206,6 +207,8 @@ class _Model:
 def decide(state, work):
     """The exact verdict on a position and, if won, its winning line (actions), checked
     move by move against the engine's rules."""
+    if work <= 0:
+        return OUTCOME_UNKNOWN, []
     found, line = _Model(state).solve(work)
     if found == OUTCOME_WON and not plays_to_a_win(state, line):
         raise AssertionError("the model's line breaks the rules: the model is wrong")
@@ -227,7 +230,7 @@ def settle(seed, deal, rules, params):
     (OUTCOME_UNKNOWN, []) when the work limit (--param exact=) runs out first."""
     work = float(params[EXACT])
     if work <= 0:
-        return OUTCOME_UNKNOWN, []
+        return OUTCOME_UNKNOWN, []  # not even the deal is dealt
     state = np.zeros(calc.STATE_SIZE, np.int16)
     calc.start_nb(seed, deal, rules, state)
     found, line = decide(state, work)

@@ -27,7 +27,7 @@ from sim.engine.referee import calc as calc_referee
 from sim.engine.referee import jokers as jokers_referee
 from sim.engine.referee import montana as montana_referee
 from sim.engine.run.one_deal import play_one
-from sim.policies import calc_oracle, montana_solver
+from sim.policies import calc_exact, calc_oracle, montana_solver
 from sim.policies.registry import resolve
 
 MARK = re.compile(r"^(\d+)\. (\S+)   ◀ lost the deal: (\S+) still wins$", re.MULTILINE)
@@ -123,10 +123,11 @@ def test_explain_blames_no_move_when_the_deal_could_not_be_won_at_all():
     assert "◀" not in output
 
 
-def test_explain_blames_no_move_it_cannot_prove():
-    # Allowed a single position a judgement, the oracle decides only positions whose
-    # first playout wins or whose every move it prunes as lost: not the moves around
-    # greedy's mistake on deal 7.
+def test_explain_blames_no_move_it_cannot_prove(monkeypatch):
+    # Allowed a single position a judgement, and without the exact model, the oracle
+    # decides only positions whose first playout wins or whose every move it prunes as
+    # lost: not the moves around greedy's mistake on deal 7.
+    monkeypatch.setattr(calc_exact, "DEFAULT_WORK", 0.0)
     line = played("calc", "greedy", 0, 7)
     explanation = explain_line(line, nodes=1)
     assert explanation.verdict == "undecided" and explanation.move is None
@@ -141,6 +142,23 @@ def test_explain_blames_no_move_it_cannot_prove():
         f"one of moves {explanation.won_until + 1} to {explanation.lost_from} lost the deal"
         in output
     )
+
+
+def test_explain_hands_what_the_searches_leave_to_the_exact_model():
+    # The same judgements with the exact model on: it decides every position the
+    # searches leave, so the move that lost deal 7 is pinned down after all, and the
+    # positions either side of it agree with the searches at a full budget.
+    line = played("calc", "greedy", 0, 7)
+    explanation = explain_line(line, nodes=1)
+    assert explanation.verdict == "lost" and explanation.exact > 0
+    positions = calc_positions(line)
+    before, after = positions[explanation.move - 1], positions[explanation.move]
+    assert calc_exact.decide(before, 60)[0] == OUTCOME_WON
+    assert calc_exact.decide(after, 60)[0] == OUTCOME_LOST
+    moves = line["moves"][: explanation.move - 1] + list(explanation.alternative)
+    assert won_by_referee(calc_referee.check, line, moves)
+    output = shown("calc", "--seed", "0", "--deal", "7", "--explain-nodes", "1", "--final")
+    assert "of them decided by its exact model" in output
 
 
 def test_explain_montana_without_redeals_marks_the_move_the_solver_proves_lost():

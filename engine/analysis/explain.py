@@ -77,6 +77,7 @@ class Explanation:
     judged: int = 0  # judgements made
     searched: int = 0  # positions it searched in all
     beam: bool = False  # its look for a win runs a beam search too, on a budget of its own
+    exact: int = 0  # judgements its searches left that an exact model then decided
     note: str = ""
 
     def mark(self, number):
@@ -122,6 +123,7 @@ class Explanation:
                 f"{_count(self.judged, 'judgement')} by the {solver}, "
                 f"{self.searched:,} positions searched (a budget of {self.nodes:,} each"
                 + (", and a beam search's besides)" if self.beam else ")")
+                + (f"; {self.exact:,} of them decided by its exact model" if self.exact else "")
             )
         return ["explain: " + line for line in lines]
 
@@ -237,7 +239,7 @@ def _locate(judge, states, actions, first, nodes, base):
     search = _Search(judge, states, actions, nodes)
     search.run()
     n, won_until, lost_from = len(actions), search.won_until, search.lost_from
-    base |= {"judged": search.judged, "searched": search.searched}
+    base |= {"judged": search.judged, "searched": search.searched, "exact": judge.exact}
     if won_until >= 0:
         base["won_until"] = first + won_until
     if lost_from <= n:
@@ -349,6 +351,7 @@ class _Judge:
     legal_size = 64  # room for any game's legal list
     gallop = 2  # how the backward scan's steps grow (_Search)
     beam = False  # whether its look for a win runs a beam search besides its budget
+    exact = 0  # judgements its searches left undecided and an exact model decided
 
     def __init__(self, module, line, rules):
         self.module, self.line, self.rules = module, line, rules
@@ -392,7 +395,9 @@ class _Judge:
 class _Calc(_Judge):
     """The oracle's search, told the whole stock order. Its table of positions proved
     lost is kept from one judgement to the next: they are positions of one deal, and a
-    position proved lost stays lost, so later judgements skip what earlier ones proved."""
+    position proved lost stays lost, so later judgements skip what earlier ones proved.
+    A position the search leaves undecided goes, as in the oracle policy, to the exact
+    model (policies.calc_exact) with the policy's default work limit."""
 
     gallop = 1
     beam = True
@@ -419,7 +424,17 @@ class _Calc(_Judge):
             verdict, used, length = oracle.solve_nb(
                 *table, np.int64(1 << 30), np.int64(oracle.RELAXED_BUDGET)
             )
-        return _verdict(verdict), int(used), [int(a) for a in self.winning[:length]]
+        line = [int(a) for a in self.winning[:length]]
+        if verdict == self.module.OUTCOME_UNKNOWN:
+            verdict, line = self._exact(state)
+        return _verdict(verdict), int(used), line
+
+    def _exact(self, state):
+        from sim.policies import calc_exact
+
+        verdict, line = calc_exact.decide(state, calc_exact.DEFAULT_WORK)
+        self.exact += verdict != self.module.OUTCOME_UNKNOWN
+        return verdict, line
 
     def lost_by_rules(self, state):
         return self.n_legal(state) == 0 and self.module.score_nb(state) < 52
