@@ -115,3 +115,61 @@ def test_interrupting_a_cluster_run_keeps_its_deals_and_resume_completes_it(tmp_
     assert sim("calc", "-n", "6000", "--seed", "12", "--out", str(local_rows), "-q").exit_code == 0
     ours = pq.read_table(out).drop_columns(["policy", "params"])
     assert ours.equals(pq.read_table(local_rows).drop_columns(["policy", "params"]))
+
+
+def _sim_subprocess(*args, timeout=180):
+    env = os.environ | {"PYTHONPATH": str(ROOT / "tests" / "plugins"), "TQDM_DISABLE": "1"}
+    command = [sys.executable, "-m", "sim", *map(str, args)]
+    return subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+# seed 1 first triggers the plug-in at deal 51, inside the chunk the client plays
+# itself to size the tasks (256 deals); seed 8 at deal 472, inside a task
+@pytest.mark.parametrize("seed, deal", [(1, 51), (8, 472)], ids=["sizing-chunk", "task"])
+def test_a_policy_that_loops_stops_a_cluster_run_naming_the_deal(tmp_path, seed, deal):
+    out, n = tmp_path / "r.parquet", 2000
+    result = _sim_subprocess(
+        "calc", "-p", "misbehaving:loops", "-n", n, "--seed", seed, "--scheduler", "local",
+        "--workers", 2, "--deal-timeout", 2, "--out", out, "-q",
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"Error: policy loops made no progress for 2 s (does it loop? --deal-timeout allows "
+        f"a slow policy more) (seed {seed}, deal {deal}); {deal:,} of {n:,} deals kept in "
+        f"{out} (marked incomplete; run the same command with --resume to finish)"
+    )
+    assert pq.read_table(out).column("deal").to_pylist() == list(range(deal))
+
+
+def _chunk_threads():
+    return [t.name for t in threading.enumerate() if t.name.startswith("sim-chunk-")]
+
+
+def _stopped_run(tmp_path, local, plugin):
+    return _sim_subprocess(
+        "calc", "-p", f"misbehaving:{plugin}", "-n", 2000, "--seed", 8, "--deal-timeout", 2,
+        "--scheduler", local.scheduler_address, "--out", tmp_path / "r.parquet", "-q",
+    )  # fmt: skip
+
+
+def test_a_policy_that_loops_is_stopped_on_the_worker_and_leaves_no_thread(tmp_path, cluster):
+    local, client = cluster
+    before = client.run(os.getpid)
+    result = _stopped_run(tmp_path, local, "loops")
+    assert result.returncode == 1 and "(seed 8, deal 472)" in result.stderr
+    time.sleep(3)  # a cancelled chunk still in play ends within its own deal timeout
+    assert client.run(os.getpid) == before  # no worker needed a restart
+    assert all(names == [] for names in client.run(_chunk_threads).values())
+
+
+def test_a_policy_stuck_in_one_call_gets_the_workers_of_the_run_restarted(tmp_path, cluster):
+    local, client = cluster
+    before = set(client.run(os.getpid).values())
+    result = _stopped_run(tmp_path, local, "sleeps")
+    assert result.returncode == 1 and "(seed 8, deal 472)" in result.stderr
+    client.wait_for_workers(2, timeout=60)
+    after = client.run(os.getpid)
+    assert set(after.values()) != before  # the worker of deal 472, at least, is new
+    assert all(names == [] for names in client.run(_chunk_threads).values())

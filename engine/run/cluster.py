@@ -15,7 +15,8 @@ import socket
 import uuid
 from urllib.parse import urlsplit
 
-from sim.engine.run.job import play_chunk, release_in_order
+from sim.engine.run.job import release_in_order
+from sim.engine.run.watch import play_chunk_watched
 
 CHUNK_SECONDS = 2.0  # bigger than local chunks: a task costs milliseconds to schedule
 MAX_CHUNK = 1_000_000
@@ -106,8 +107,11 @@ def _one_line(error):
     return re.sub(r"\s+", " ", str(error)).strip() or type(error).__name__
 
 
-def play(spec, chunks, scheduler, workers):
-    """Yield ChunkResults for the chunks (an iterator), in order, computed on the cluster."""
+def play(spec, chunks, scheduler, workers, deal_timeout):
+    """Yield ChunkResults for the chunks (an iterator), in order, computed on the cluster.
+
+    Each task watches its deals (engine.run.watch); a deal that makes no progress and
+    does not stop when asked ends the run with the run's workers restarted."""
     check_address(scheduler)
     from distributed import as_completed
 
@@ -118,7 +122,7 @@ def play(spec, chunks, scheduler, workers):
 
         def submit(chunk):
             key = f"sim-{run}-{chunk[0]}"
-            return client.submit(play_chunk, spec, chunk, key=key, pure=False)
+            return client.submit(play_chunk_watched, spec, chunk, deal_timeout, key=key, pure=False)
 
         chunks = iter(chunks)
         first = list(itertools.islice(chunks, window))
@@ -126,7 +130,7 @@ def play(spec, chunks, scheduler, workers):
             return
         completed = as_completed([submit(c) for c in first], loop=client.loop)
         try:
-            yield from _in_order(completed, chunks, submit, first[0][0])
+            yield from _in_order(client, completed, chunks, submit, first[0][0])
         finally:
             client.cancel(list(completed.futures))
 
@@ -149,18 +153,47 @@ def _scheduler_address(stack, scheduler, workers):
     return cluster.scheduler_address
 
 
-def _in_order(completed, chunks, submit, position):
+def _in_order(client, completed, chunks, submit, position):
     """Results of completed futures, held back until every earlier chunk has arrived.
 
     Each result that arrives lets one more chunk in, so the window stays full."""
     waiting = {}
     for future in completed:
+        if future.cancelled():  # a chunk after a deal that stalled (_restart_players)
+            continue
         result = future.result()
+        if result.stalled:
+            _restart_players(client, future, list(completed.futures))
         future.release()
         waiting[result.start] = result
-        chunk = next(chunks, None)
+        chunk = next(chunks, None) if result.fault is None else None
         if chunk is not None:
             completed.add(submit(chunk))
         position = yield from release_in_order(waiting, position)
         if position is None:
             return
+
+
+def _restart_players(client, stalled, futures):
+    """Restart the worker that gave up on a deal still in play in a thread there
+    (engine.run.watch), and those of the chunks after it, which are cancelled: the run
+    stops there, and they could be stuck the same way. Chunks before it are kept: a
+    worker of theirs that is restarted plays them again."""
+    after = [f for f in futures if _chunk_start(f) > _chunk_start(stalled)]
+    keys = {f.key for f in after} | {stalled.key}
+    players = set()
+    with contextlib.suppress(Exception):
+        for holders in client.who_has([stalled, *after]).values():
+            players.update(holders)
+        for worker, processing in client.processing().items():
+            if keys.intersection(map(str, processing)):
+                players.add(worker)
+    # Cancelled first (the stalled one's result is read), so that none of them is played
+    # again when its worker is restarted.
+    client.cancel([stalled, *after])
+    with contextlib.suppress(Exception):  # a worker gone already needs no restart
+        client.restart_workers(sorted(players), raise_for_error=False)
+
+
+def _chunk_start(future):
+    return int(future.key.rsplit("-", 1)[1])

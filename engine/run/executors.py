@@ -2,7 +2,7 @@
 cluster (engine.run.cluster). Either way the results come back in deal order."""
 
 from sim.engine.run import pool
-from sim.engine.run.job import play_chunk
+from sim.engine.run.watch import play_chunk_watched
 
 PROBE_DEALS = 256  # deals the parent plays to size the chunks of a Dask run
 
@@ -26,11 +26,11 @@ def _play_on_cluster(request, spec, first, end):
     from sim.engine.run import cluster
 
     probe = min(PROBE_DEALS, end - first)
-    result = play_chunk(spec, (first, probe))
+    result = play_chunk_watched(spec, (first, probe), request.deal_timeout)
     yield result
     if result.fault is not None or first + probe >= end:
         return
     per_deal = max(result.seconds / probe, 1e-7)
     size = int(max(1, min(cluster.MAX_CHUNK, cluster.CHUNK_SECONDS / per_deal)))
     chunks = ((s, min(size, end - s)) for s in range(first + probe, end, size))
-    yield from cluster.play(spec, chunks, request.scheduler, request.workers)
+    yield from cluster.play(spec, chunks, request.scheduler, request.workers, request.deal_timeout)

@@ -44,17 +44,27 @@ FAULT_REASONS = {
 }
 
 
+def loop_reason(deal_timeout):
+    """Why a deal still in play after deal_timeout seconds stopped the run."""
+    return (
+        f"made no progress for {deal_timeout:g} s (does it loop? --deal-timeout allows "
+        "a slow policy more)"
+    )
+
+
 @dataclass
 class ChunkResult:
     """Rows (and logs) of the deals start .. start + done - 1, finished in order.
 
-    `fault`, when set, is why deal start + done could not be played."""
+    `fault`, when set, is why deal start + done could not be played; `stalled`, that it
+    is still in play in a thread of the process that played the chunk (engine.run.watch)."""
 
     start: int
     rows: np.ndarray
     logs: np.ndarray
     seconds: float = 0.0
     fault: str | None = None
+    stalled: bool = False
 
     @property
     def done(self):
@@ -198,17 +208,22 @@ def play_chunk(spec, chunk, status=None, rows=None):
     return play_job(resolve_job(spec), start, count, status, rows)
 
 
-def play_job(job, start, count, status=None, rows=None):
+def play_job(job, start, count, status=None, rows=None, logs=None):
     """The ChunkResult of deals start .. start + count - 1 of job.
 
-    `rows`, if given, is where the kernel writes the rows: int32 [at least count,
-    columns]; the result's rows are then a view of its first rows."""
+    `rows` and `logs`, if given, are where the kernel writes the rows (int32 [at least
+    count, columns]) and the action logs (int16 [at least count, job.log_width]); the
+    result's are then views of their first rows."""
     if rows is None:
         rows = np.zeros((count, len(job.game.columns)), np.int32)
     else:
         rows = rows[:count]
         rows[:] = 0
-    logs = np.full((count, job.log_width), LOG_END, np.int16)
+    if logs is None:
+        logs = np.full((count, job.log_width), LOG_END, np.int16)
+    else:
+        logs = logs[:count]
+        logs[:] = LOG_END
     if status is None:
         status = np.zeros(kernel.STATUS_SIZE, np.int64)
     clock = time.perf_counter()

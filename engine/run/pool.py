@@ -177,7 +177,7 @@ class _Pool:
         if not worker.process.is_alive():  # whether or not its sentinel woke us
             failure, replace = _died(worker, self.status, self.retry, self.attempts), True
         elif (stuck := _stuck_deal(worker, self.status, self.deal_timeout)) is not None:
-            failure = _stop_at(worker, stuck, self.retry, _loop_reason(self.deal_timeout))
+            failure = _stop_at(worker, stuck, self.retry, job.loop_reason(self.deal_timeout))
             replace = True
         if replace:
             self.workers[slot] = worker = self._start(slot)
@@ -281,13 +281,6 @@ def _stop_at(worker, deal, retry, reason):
         retry.appendleft((start, deal - start))
     empty = np.zeros((0, 0), np.int32)
     return ChunkResult(deal, empty, empty.astype(np.int16), 0.0, reason)
-
-
-def _loop_reason(deal_timeout):
-    return (
-        f"made no progress for {deal_timeout:g} s (does it loop? --deal-timeout allows "
-        "a slow policy more)"
-    )
 
 
 def _worker_main(conn, spec, status, slab, parent):

@@ -27,6 +27,14 @@ def loops(state, legal, n_legal, params, stream):
     return _greedy(state, legal, n_legal, params, stream)
 
 
+@policy("calc", name="sleeps")
+def sleeps(state, legal, n_legal, params, stream):
+    """Sleeps for an hour, in one call, on the trigger deals."""
+    if state[STOCK] == TRIGGER:
+        time.sleep(3600)
+    return _greedy(state, legal, n_legal, params, stream)
+
+
 @policy("calc", name="exits")
 def exits(state, legal, n_legal, params, stream):
     """Calls sys.exit on the trigger deals."""
