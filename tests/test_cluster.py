@@ -125,8 +125,8 @@ def _sim_subprocess(*args, timeout=180):
     )
 
 
-# seed 1 first triggers the plug-in at deal 51, inside the chunk the client plays
-# itself to size the tasks (256 deals); seed 8 at deal 472, inside a task
+# seed 1 first triggers the plug-in at deal 51, among the first deals, which the client
+# plays itself to size the tasks; seed 8 at deal 472, inside a task
 @pytest.mark.parametrize("seed, deal", [(1, 51), (8, 472)], ids=["sizing-chunk", "task"])
 def test_a_policy_that_loops_stops_a_cluster_run_naming_the_deal(tmp_path, seed, deal):
     out, n = tmp_path / "r.parquet", 2000

@@ -4,7 +4,8 @@ cluster (engine.run.cluster). Either way the results come back in deal order."""
 from sim.engine.run import pool
 from sim.engine.run.watch import play_chunk_watched
 
-PROBE_DEALS = 256  # deals the parent plays to size the chunks of a Dask run
+PROBE_DEALS = 256  # deals the parent plays, at most, to size the chunks of a Dask run
+PROBE_SECONDS = 1.0  # or fewer, once they have taken this long
 
 
 def play_chunks(request, spec, first, stop):
@@ -25,12 +26,29 @@ def _play_on_cluster(request, spec, first, end):
     # Imported here: a local run never loads the cluster code.
     from sim.engine.run import cluster
 
-    probe = min(PROBE_DEALS, end - first)
-    result = play_chunk_watched(spec, (first, probe), request.deal_timeout)
-    yield result
-    if result.fault is not None or first + probe >= end:
+    played, seconds = 0, 0.0
+    for result in _probe(request, spec, first, end):
+        yield result
+        if result.fault is not None:
+            return
+        played, seconds = played + result.done, seconds + result.seconds
+    if first + played >= end:
         return
-    per_deal = max(result.seconds / probe, 1e-7)
+    per_deal = max(seconds / played, 1e-7)
     size = int(max(1, min(cluster.MAX_CHUNK, cluster.CHUNK_SECONDS / per_deal)))
-    chunks = ((s, min(size, end - s)) for s in range(first + probe, end, size))
+    chunks = ((s, min(size, end - s)) for s in range(first + played, end, size))
     yield from cluster.play(spec, chunks, request.scheduler, request.workers, request.deal_timeout)
+
+
+def _probe(request, spec, first, end):
+    """The first deals, played here in chunks of 1, 2, 4, ... deals (so that a slow
+    policy shows progress, and Ctrl-C keeps all but the chunk in play) until they have
+    taken PROBE_SECONDS or come to PROBE_DEALS: their speed sizes the cluster's chunks."""
+    start, size, seconds = first, 1, 0.0
+    while start < min(end, first + PROBE_DEALS) and seconds < PROBE_SECONDS:
+        count = min(size, end - start, first + PROBE_DEALS - start)
+        result = play_chunk_watched(spec, (start, count), request.deal_timeout)
+        yield result
+        if result.fault is not None:
+            return
+        start, size, seconds = start + count, 2 * size, seconds + result.seconds
