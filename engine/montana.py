@@ -47,6 +47,8 @@ redeal in move logs: redeals are chance events that play_out_nb makes when no mo
 is possible and a redeal remains.
 """
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -492,8 +494,14 @@ def action_notation(action):
     """The rule book's notation of a move, `6H>r2c5`; a redeal marker is `redeal`."""
     if action == REDEAL_ACTION:
         return "redeal"
-    card, target = divmod(int(action), CELLS)
-    return f"{card_name(card)}>{cell_name(target)}"
+    return _move_names()[int(action)]
+
+
+@functools.cache
+def _move_names():
+    """Every move's notation, by action: a move log names a deal's hundreds of moves."""
+    cells = [cell_name(cell) for cell in range(CELLS)]
+    return [f"{card_name(card)}>{cell}" for card in range(CELLS) for cell in cells]
 
 
 def grid_notation(grid):

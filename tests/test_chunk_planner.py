@@ -79,3 +79,38 @@ def test_rows_come_back_through_shared_memory_and_by_pipe_alike(monkeypatch):
     rows = np.concatenate([result.rows for result in results])
     assert [result.start for result in results] == [0, 10, 74, 274, 275]
     assert np.array_equal(rows, play_chunk(spec, (0, 700)).rows)
+
+
+def test_no_chunk_holds_more_deals_than_the_planner_allows():
+    planner = pool.ChunkPlanner(0, 100_000, 2, most=16)
+    chunks = []
+    while (chunk := planner.next()) is not None:
+        chunks.append(chunk)
+        planner.record(chunk[1], chunk[1] * 1e-6)  # fast deals: only `most` holds them back
+    assert max(count for _, count in chunks) == 16
+    assert sum(count for _, count in chunks) == 100_000
+
+
+def test_a_huge_move_cap_makes_small_chunks_not_huge_log_buffers():
+    from sim.engine.run.job import LOG_CHUNK_BYTES, most_logged_deals
+
+    assert most_logged_deals(0) is None  # no move log: no limit
+    assert most_logged_deals(5_002) * 2 * 5_002 <= LOG_CHUNK_BYTES
+    assert most_logged_deals(1_000_002) == 16
+    assert most_logged_deals(10**12) == 1  # a chunk still plays one deal
+
+
+def test_a_chunk_sends_on_its_logs_without_the_room_no_deal_reached():
+    import numpy as np
+
+    from sim.engine.run.job import LOG_END, logged_actions, trimmed_logs
+
+    logs = np.full((3, 10), LOG_END, np.int16)
+    logs[0, :2] = [5, 6]
+    logs[1, :4] = [7, 8, 9, 0]  # an action 0 is a move like any other
+    trimmed = trimmed_logs(logs)
+    assert trimmed.shape == (3, 4)
+    assert [logged_actions(row) for row in trimmed] == [[5, 6], [7, 8, 9, 0], []]
+    logs[2, :] = 1  # a deal that used all its room keeps every column
+    assert trimmed_logs(logs).shape == (3, 10)
+    assert trimmed_logs(logs[:0]).shape == (0, 0)

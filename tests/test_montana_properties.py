@@ -131,3 +131,25 @@ def test_compiled_and_pure_python_paths_agree():
         rules = np.array([2, 5000], np.int64)
         montana.play_chunk_nb(policy.choose, 77, 0, rules, vector, rows, np.zeros((n, 0), np.int16))
         assert rows.tolist() == pure[name], name
+
+
+def test_a_huge_move_cap_logs_the_same_moves_as_the_default(tmp_path):
+    # M7: the cap only ends a deal; its room in the log buffers must not change the lines.
+    import json
+
+    from click.testing import CliRunner
+
+    from sim.cli.main import main as cli
+
+    def logged(max_moves):
+        log = tmp_path / f"m{max_moves}.jsonl"
+        args = ["montana", "-p", "greedy", "-n", "40", "--workers", "1", "--max-moves"]
+        args += [str(max_moves), "--log-moves", str(log), "--out", str(tmp_path / f"m{max_moves}")]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        return [json.loads(line) for line in log.read_text().splitlines()]
+
+    default, huge = logged(5000), logged(1_000_000)
+    assert [d["moves"] for d in default] == [h["moves"] for h in huge]
+    assert [d["outcome"] for d in default] == [h["outcome"] for h in huge]
+    assert huge[0]["max_moves"] == 1_000_000

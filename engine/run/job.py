@@ -23,6 +23,9 @@ from numba import njit
 from sim.engine import kernel, rng
 
 LOG_END = np.iinfo(np.int16).min  # fills the unused tail of a deal's action log
+# A chunk's action logs take count * log_width int16s, and log_width is the move cap: a
+# run with a huge --max-moves gets smaller chunks instead of gigabytes of unused room.
+LOG_CHUNK_BYTES = 32 << 20
 LEGAL_ROOM = 1024  # more than any game's legal list
 INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 IN_WORKER = False  # set in worker processes, which never see the user's Ctrl-C
@@ -86,6 +89,31 @@ class Job:
     rules: np.ndarray
     params: np.ndarray
     log_width: int
+
+
+def most_logged_deals(log_width):
+    """The most deals a chunk may hold so that their action logs fit LOG_CHUNK_BYTES
+    (None: no log, no limit)."""
+    if not log_width:
+        return None
+    return max(1, LOG_CHUNK_BYTES // (2 * log_width))
+
+
+def trimmed_logs(logs):
+    """The logs without the columns no deal reached: what is sent on is the moves
+    played, not the room for the move cap."""
+    if logs.shape[0] == 0 or logs.shape[1] == 0:
+        return logs[:, :0]
+    reached = np.flatnonzero(logs[:, -1] != LOG_END)  # a deal that used all its room
+    if len(reached):
+        return logs
+    ends = np.argmax(logs == LOG_END, axis=1)  # each log is its moves, then LOG_END
+    return logs[:, : int(ends.max())]
+
+
+def logged_actions(log):
+    """The actions of one deal's log, as Python ints."""
+    return log[log != LOG_END].tolist()
 
 
 def release_in_order(waiting, position):
@@ -237,7 +265,8 @@ def play_job(job, start, count, status=None, rows=None, logs=None):
     done = int(status[kernel.DONE])
     if job.policy.settle is not None:
         settle_undecided(job, start, rows[:done], logs[:done], status)
-    return ChunkResult(start, rows[:done], logs[:done], time.perf_counter() - clock, fault)
+    seconds = time.perf_counter() - clock
+    return ChunkResult(start, rows[:done], trimmed_logs(logs[:done]), seconds, fault)
 
 
 def settle_undecided(job, start, rows, logs, status):

@@ -2,7 +2,7 @@
 
 import json
 
-from sim.engine.run.job import LOG_END, ChunkResult
+from sim.engine.run.job import ChunkResult, logged_actions
 
 
 def line_header(game, seed, deal, policy, params, rules):
@@ -38,7 +38,7 @@ class MoveLog:
         header = line_header(game, run.seed, None, run.policy, run.params, run.rules)
         for i, actions in enumerate(result.logs):
             deal = result.start + i
-            played = [int(a) for a in actions if a != LOG_END]
+            played = logged_actions(actions)
             line = header | {"deal": deal}  # in its place: the key is in the header already
             line |= game.move_log(run.seed, deal, run.rules, played)
             line |= outcome_label(game, result.rows[i])

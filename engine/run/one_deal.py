@@ -6,7 +6,14 @@ is not built in is guarded the same way, so what `sim show` draws is what a run 
 
 import numpy as np
 
-from sim.engine.run.job import LOG_END, PolicyFault, make_job, play_from_state, play_job
+from sim.engine.run.job import (
+    LOG_END,
+    PolicyFault,
+    logged_actions,
+    make_job,
+    play_from_state,
+    play_job,
+)
 from sim.engine.run.move_log import line_header, outcome_label
 
 
@@ -27,7 +34,7 @@ def play_one(game, policy, params, rules, seed, deal, layout=None):
 def _play_seeded(job, rules, deal):
     result = play_job(job, deal, 1)
     _raise_fault(job, deal, result.fault)
-    line = job.game.move_log(job.seed, deal, rules, _actions(result.logs[0]))
+    line = job.game.move_log(job.seed, deal, rules, logged_actions(result.logs[0]))
     return line | outcome_label(job.game, result.rows[0])
 
 
@@ -37,7 +44,7 @@ def _play_laid_out(job, rules, deal, layout):
     state = start.copy()
     log = np.full(job.log_width, LOG_END, np.int16)
     _raise_fault(job, deal, play_from_state(job, deal, state, log))
-    line = module.move_log(job.seed, deal, rules, _actions(log), start=start, layout=layout)
+    line = module.move_log(job.seed, deal, rules, logged_actions(log), start=start, layout=layout)
     return line | _outcome_from_state(job.game, state)
 
 
@@ -52,7 +59,3 @@ def _outcome_from_state(game, state):
     row = np.zeros(len(game.columns), np.int32)
     game.module.write_result_nb(state, row)
     return outcome_label(game, row)
-
-
-def _actions(log):
-    return [int(a) for a in log if a != LOG_END]

@@ -51,11 +51,12 @@ class ChunkPlanner:
 
     The first chunks are tiny (1, 2, 4... deals), so a slow policy shows progress from
     its first deal; then each chunk is sized to take about CHUNK_SECONDS at the speed
-    measured so far. Chunks are made one at a time, so any count of deals costs nothing
-    up front."""
+    measured so far, and at most `most` deals. Chunks are made one at a time, so any
+    count of deals costs nothing up front."""
 
-    def __init__(self, first, end, workers, seconds=CHUNK_SECONDS):
+    def __init__(self, first, end, workers, seconds=CHUNK_SECONDS, most=MAX_CHUNK):
         self.next_start, self.end, self.workers, self.seconds = first, end, workers, seconds
+        self.most = most
         self.last_size = 0
         self.deals_timed, self.seconds_timed = 0, 0.0
 
@@ -66,10 +67,10 @@ class ChunkPlanner:
     def next(self):
         if self.next_start >= self.end:
             return None
-        size = max(1, 2 * self.last_size)
+        size = min(self.most, max(1, 2 * self.last_size))
         if self.deals_timed:
             per_deal = max(self.seconds_timed / self.deals_timed, 1e-8)
-            target = int(min(MAX_CHUNK, max(1, self.seconds / per_deal)))
+            target = int(min(self.most, max(1, self.seconds / per_deal)))
             size = min(target, 8 * max(1, self.last_size))
             # Near the end, smaller chunks keep every worker busy to the last deal; none
             # below a TAIL_FRACTION of a full one, where each chunk's cost would show.
