@@ -116,6 +116,22 @@ def test_compare_says_how_many_deals_were_paired_when_deal_sets_differ(tmp_path)
     assert "a played 25 deals and b 23: 20 deals paired" in result.output
 
 
+def test_runs_sharing_no_deal_get_no_mcnemar_p_rather_than_one(tmp_path):
+    write_result(tmp_path / "a.parquet", "a", np.arange(10) % 2 == 0)
+    write_result(tmp_path / "b.parquet", "b", np.arange(10) % 3 == 0, deals=np.arange(10, 20))
+    runs = load_runs([tmp_path / "a.parquet", tmp_path / "b.parquet"])
+    a = comparison(runs, "b").set_index("run").loc["a"]
+    assert a["paired"] == 0
+    assert pd.isna(a["mcnemar_p"]) and pd.isna(a["win_rate_diff"])
+    result = sim(
+        "compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "--baseline", "b"
+    )
+    assert result.exit_code == 0
+    paired = result.output.split("paired with b")[1]
+    row = next(line for line in paired.splitlines() if line.startswith("a "))
+    assert row.split()[-3:] == ["–", "–", "–"]
+
+
 def test_files_of_one_run_are_pooled_and_a_deal_played_twice_counts_once(tmp_path):
     won = np.arange(25) % 3 == 0
     write_result(tmp_path / "first.parquet", "a", won[:15], deals=range(15))

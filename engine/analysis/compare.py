@@ -142,7 +142,8 @@ def paired_row(run, baseline):
     only_baseline = int(np.count_nonzero(~won & base_won))
     neither = len(won) - both - only_policy - only_baseline
     difference, low, high = paired_difference_interval(both, only_policy, only_baseline, neither)
-    log10_p = mcnemar_log10_p(only_policy, only_baseline)
+    # No deal decided in both runs: no test, rather than a p of 1 that reads as "no difference".
+    log10_p = mcnemar_log10_p(only_policy, only_baseline) if len(won) else np.nan
     return {
         "baseline": baseline.label,
         "paired": len(in_run),
