@@ -40,6 +40,8 @@ not a clock), so a deal's verdict is the same on every machine and with any numb
 worker processes. OR-Tools is imported only when a deal is left undecided.
 """
 
+import threading
+
 import numpy as np
 
 from sim.engine import calc
@@ -49,6 +51,7 @@ from sim.policies.registry import param_slots
 
 WINDOW = 50  # time units a window holds: more than the 48 moves one window can have
 SOLVER_SEED = 0
+JOIN_SECONDS = 0.05  # how often the thread waiting for the search looks for an interrupt
 (EXACT,) = param_slots(ORACLE_PARAMS, "exact")
 DEFAULT_WORK = float(ORACLE_PARAMS[EXACT].default)
 
@@ -181,7 +184,7 @@ class _Model:
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = SOLVER_SEED
         solver.parameters.max_deterministic_time = work
-        status = solver.Solve(self.model)
+        status = _solved(solver, self.model)
         if status == self.cp.INFEASIBLE:
             return OUTCOME_LOST, []
         if status not in (self.cp.OPTIMAL, self.cp.FEASIBLE):
@@ -202,6 +205,36 @@ class _Model:
                 events.append((WINDOW * (window + 1) - 0.5, calc.ACT_TO_WASTE + pile))
             events.append((arrives, calc.ACT_FROM_WASTE + 4 * pile + f))
         return [action for _, action in sorted(events)]
+
+
+def _solved(solver, model):
+    """solver's status on model, solved in a thread of its own.
+
+    CP-SAT would take Ctrl-C as the end of its work limit and answer `unknown`: a wrong
+    row, written as if the deal had been searched in full. So it is told to leave the
+    signal alone, and the search runs beside this thread, which stays free to take the
+    interrupt (or a watch's stop, engine.run.watch), stop the search and pass it on."""
+    solver.parameters.catch_sigint_signal = False
+    answer = {}
+
+    def search():
+        try:
+            answer["status"] = solver.Solve(model)
+        except BaseException as error:  # raised again by the waiting thread
+            answer["error"] = error
+
+    searching = threading.Thread(target=search, name="sim-cp-sat", daemon=True)
+    searching.start()
+    try:
+        while searching.is_alive():
+            searching.join(JOIN_SECONDS)
+    except BaseException:
+        solver.StopSearch()
+        searching.join()
+        raise
+    if "error" in answer:
+        raise answer["error"]
+    return answer["status"]
 
 
 def decide(state, work):

@@ -153,3 +153,46 @@ def test_model_and_searches_agree_on_every_position_both_decide():
             assert calc_exact.decide(state, WORK)[0] == found, deal
             counts[found] += 1
     assert min(counts.values()) >= 5, counts
+
+
+# A search that runs for seconds: forty numbers, all different, no one right after the
+# one before it, the largest weighted sum wanted. It prints `solving` as it starts.
+LONG_SEARCH = """
+from ortools.sat.python import cp_model
+from sim.policies import calc_exact
+model = cp_model.CpModel()
+xs = [model.NewIntVar(0, 40, f"x{i}") for i in range(40)]
+model.AddAllDifferent(xs)
+for a, b in zip(xs, xs[1:]):
+    model.Add(a != b + 1)
+model.Maximize(sum(x * (i % 7) for i, x in enumerate(xs)))
+solver = cp_model.CpSolver()
+solver.parameters.num_workers = 1
+solver.parameters.max_time_in_seconds = 30
+print("solving", flush=True)
+print("status", calc_exact._solved(solver, model), flush=True)
+"""
+
+
+def test_a_ctrl_c_during_the_exact_search_is_raised_not_taken_for_its_end():
+    # CP-SAT would catch SIGINT and answer as if its work limit had run out: a row of
+    # `unknown` for a deal never searched in full. The interrupt must reach the caller.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", LONG_SEARCH],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout.readline().strip() == "solving"
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    clock = time.monotonic()
+    out, err = child.communicate(timeout=60)
+    assert "status" not in out
+    assert "KeyboardInterrupt" in err
+    assert time.monotonic() - clock < 10  # the search was stopped, not waited out
