@@ -42,8 +42,6 @@ worker processes. OR-Tools is imported only when a deal is left undecided.
 
 import threading
 
-import numpy as np
-
 from sim.engine import calc
 from sim.engine.kernel import OUTCOME_LOST, OUTCOME_UNKNOWN, OUTCOME_UNWINNABLE, OUTCOME_WON
 from sim.policies.calc import ORACLE_PARAMS
@@ -257,14 +255,9 @@ def plays_to_a_win(state, line):
     return calc.score_nb(position) == 52
 
 
-def settle(seed, deal, rules, params):
-    """The oracle's last stage (Policy.settle), on a deal its searches left undecided:
-    (OUTCOME_WON, the winning line), (OUTCOME_UNWINNABLE, []) for a proof, or
-    (OUTCOME_UNKNOWN, []) when the work limit (--param exact=) runs out first."""
-    work = float(params[EXACT])
-    if work <= 0:
-        return OUTCOME_UNKNOWN, []  # not even the deal is dealt
-    state = np.zeros(calc.STATE_SIZE, np.int16)
-    calc.start_nb(seed, deal, rules, state)
-    found, line = decide(state, work)
+def settle(state, params):
+    """The oracle's last stage (Policy.settle), on a deal its searches left undecided,
+    from its start state: (OUTCOME_WON, the winning line), (OUTCOME_UNWINNABLE, []) for
+    a proof, or (OUTCOME_UNKNOWN, []) when the work limit (--param exact=) runs out."""
+    found, line = decide(state, float(params[EXACT]))
     return (OUTCOME_UNWINNABLE if found == OUTCOME_LOST else found), line

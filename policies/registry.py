@@ -168,8 +168,8 @@ class Policy:
     # comes); None if it never does.
     exact_under: tuple | None = None
     # "module:function" of a last stage run on each deal the kernel left `unknown`:
-    # settle(seed, deal, rules, params) -> (outcome code, winning line). Imported only
-    # when such a deal comes; a winning line is played again by the rules.
+    # settle(start state of the deal, params) -> (outcome code, winning line). Imported
+    # only when such a deal comes; a winning line is played again by the rules.
     settle: str | None = None
 
     def __post_init__(self):

@@ -91,9 +91,11 @@ def test_settle_marks_a_proved_loss_unwinnable_and_gives_up_without_work():
     oracle = resolve("calc", "oracle")
     rules = np.array([1], np.int64)  # one waste pile: whole deals that cannot be won
     params = oracle.param_vector(oracle.settings())
-    assert calc_exact.settle(0, 0, rules, params) == (OUTCOME_UNWINNABLE, [])
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    calc.start_nb(0, 0, rules, state)
+    assert calc_exact.settle(state, params) == (OUTCOME_UNWINNABLE, [])
     idle = oracle.param_vector(oracle.settings(["exact=0"]))
-    assert calc_exact.settle(0, 0, rules, idle) == (OUTCOME_UNKNOWN, [])
+    assert calc_exact.settle(state, idle) == (OUTCOME_UNKNOWN, [])
 
 
 def run_oracle(tmp_path, name, *options):
@@ -119,6 +121,23 @@ def test_oracle_settles_the_deals_its_searches_leave_undecided(tmp_path):
     assert "6 valid, 0 invalid" in replay.stdout, replay.output
     twice, _ = run_oracle(tmp_path, "two", "--wastes", "3", "--workers", "2")
     pd.testing.assert_frame_equal(rows, twice)
+
+
+def test_show_of_a_logged_line_settles_it_as_the_run_did(tmp_path):
+    # `sim show --layout LINE` plays the line's layout with its parameters; where the
+    # searches give up the exact model must settle it there too, or the play shown is
+    # not the play logged (an `unknown` where the log says `won`).
+    _, lines = run_oracle(tmp_path, "logged", "--wastes", "3", "--param", "exact=60")
+    alone, _ = run_oracle(tmp_path, "alone", "--wastes", "3", "--param", "exact=0")
+    settled = next(i for i, outcome in enumerate(alone.outcome) if outcome == "unknown")
+    line = tmp_path / "line.json"
+    line.write_text(json.dumps(lines[settled]))
+    args = ["show", "calc", "--layout", str(line), "--no-color"]
+    shown = CliRunner().invoke(cli, args)
+    assert shown.exit_code == 0, shown.output
+    moves = [row.split(". ", 1)[1] for row in shown.stdout.splitlines() if ". " in row[:6]]
+    assert f"outcome: won · score 52 · {len(lines[settled]['moves'])} moves" in shown.stdout
+    assert moves == lines[settled]["moves"]
 
 
 def test_oracle_marks_the_deals_the_model_proves_lost_unwinnable(tmp_path):

@@ -271,22 +271,26 @@ def play_job(job, start, count, status=None, rows=None, logs=None):
 
 def settle_undecided(job, start, rows, logs, status):
     """The policy's last stage (Policy.settle) on each deal its kernel left `unknown`,
-    before the chunk is handed on: a deal it wins is played again along its line (row
-    and log rewritten by the rules, every move checked legal), a deal it proves lost
-    becomes `unwinnable`. The deal being settled is shown in `status`, so a watching
-    parent sees progress."""
+    before the chunk is handed on (settled). The deal being settled is shown in
+    `status`, so a watching parent sees progress."""
     outcome = job.game.column_slots("outcome")[0]
     undecided = np.flatnonzero(rows[:, outcome] == kernel.OUTCOME_UNKNOWN)
-    if len(undecided) == 0:
-        return
-    settle = _imported(job.policy.settle)
     for i in undecided:
         status[kernel.IN_PLAY] = start + i
-        verdict, line = settle(job.seed, start + i, job.rules, job.params)
-        if verdict == kernel.OUTCOME_WON:
-            _play_line(job, start + i, line, rows[i], logs[i])
-        elif verdict == kernel.OUTCOME_UNWINNABLE:
-            rows[i, outcome] = verdict
+        state = np.zeros(job.module.STATE_SIZE, np.int16)
+        job.module.start_nb(job.seed, start + i, job.rules, state)
+        settled(job, state, rows[i], logs[i])
+
+
+def settled(job, start, row, log):
+    """Settle a deal left `unknown` from its start state `start`, in place: a deal the
+    policy's settle wins is played again along its line (row and log rewritten by the
+    rules, every move checked legal); one it proves lost becomes `unwinnable`."""
+    verdict, line = _imported(job.policy.settle)(start.copy(), job.params)
+    if verdict == kernel.OUTCOME_WON:
+        _play_line(job, start, line, row, log)
+    elif verdict == kernel.OUTCOME_UNWINNABLE:
+        row[job.game.column_slots("outcome")[0]] = verdict
 
 
 def _imported(name):
@@ -296,11 +300,11 @@ def _imported(name):
     return getattr(importlib.import_module(module_name), attribute)
 
 
-def _play_line(job, deal, line, row, log):
-    """Deal `deal` played along `line` by the rules into row and log; it must win."""
+def _play_line(job, start, line, row, log):
+    """The deal from state `start` played along `line` by the rules into row and log; it
+    must win."""
     module = job.module
-    state = np.zeros(module.STATE_SIZE, np.int16)
-    module.start_nb(job.seed, deal, job.rules, state)
+    state = start.copy()
     legal = np.empty(LEGAL_ROOM, np.int16)
     log[:] = LOG_END
     for move, action in enumerate(line):

@@ -6,6 +6,7 @@ is not built in is guarded the same way, so what `sim show` draws is what a run 
 
 import numpy as np
 
+from sim.engine.kernel import OUTCOME_UNKNOWN
 from sim.engine.run.job import (
     LOG_END,
     PolicyFault,
@@ -13,6 +14,7 @@ from sim.engine.run.job import (
     make_job,
     play_from_state,
     play_job,
+    settled,
 )
 from sim.engine.run.move_log import line_header, outcome_label
 
@@ -44,8 +46,11 @@ def _play_laid_out(job, rules, deal, layout):
     state = start.copy()
     log = np.full(job.log_width, LOG_END, np.int16)
     _raise_fault(job, deal, play_from_state(job, deal, state, log))
+    row = _row(job.game, state)
+    if job.policy.settle is not None and row[_outcome_slot(job.game)] == OUTCOME_UNKNOWN:
+        settled(job, start, row, log)  # as a run settles it: the play shown is the play logged
     line = module.move_log(job.seed, deal, rules, logged_actions(log), start=start, layout=layout)
-    return line | _outcome_from_state(job.game, state)
+    return line | outcome_label(job.game, row)
 
 
 def _raise_fault(job, deal, fault):
@@ -54,8 +59,12 @@ def _raise_fault(job, deal, fault):
         raise ValueError(str(PolicyFault(job.policy.name, job.seed, deal, fault)))
 
 
-def _outcome_from_state(game, state):
-    """The outcome the result row records: a solver's `unknown` is not in its moves."""
+def _row(game, state):
+    """The result row of a deal played to `state`: a solver's `unknown` is not in its moves."""
     row = np.zeros(len(game.columns), np.int32)
     game.module.write_result_nb(state, row)
-    return outcome_label(game, row)
+    return row
+
+
+def _outcome_slot(game):
+    return game.column_slots("outcome")[0]
