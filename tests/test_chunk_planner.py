@@ -114,3 +114,25 @@ def test_a_chunk_sends_on_its_logs_without_the_room_no_deal_reached():
     logs[2, :] = 1  # a deal that used all its room keeps every column
     assert trimmed_logs(logs).shape == (3, 10)
     assert trimmed_logs(logs[:0]).shape == (0, 0)
+
+
+def test_a_deal_of_a_chunk_already_sent_back_is_never_taken_for_a_stalled_one():
+    # Between two chunks a worker's status still names the last deal it finished: that
+    # deal was played, and the next chunk's first deal has not started. Timing it would
+    # stop the run at a deal outside every chunk in play, and the deals after it would
+    # be reported lost between the workers.
+    import collections
+    import types
+
+    import numpy as np
+
+    from sim.engine import kernel
+
+    status = np.zeros((1, kernel.STATUS_SIZE), np.int64)
+    worker = types.SimpleNamespace(slot=0, tasks=collections.deque([(10, 5)]), seen_deal=None)
+    status[0, kernel.IN_PLAY] = 9  # the last deal of the chunk before
+    for _ in range(3):
+        assert pool._stuck_deal(worker, status, 0.0) is None
+    status[0, kernel.IN_PLAY] = 12  # a deal of the chunk in play, seen twice: stalled
+    assert pool._stuck_deal(worker, status, 0.0) is None
+    assert pool._stuck_deal(worker, status, 0.0) == 12

@@ -268,7 +268,10 @@ def _stuck_deal(worker, status, deal_timeout):
     """The deal a worker has been playing for longer than deal_timeout, if any."""
     now = time.monotonic()
     deal = int(status[worker.slot, kernel.IN_PLAY])
-    if not worker.tasks or deal != worker.seen_deal:
+    # A deal outside the worker's oldest chunk is the last one of a chunk already sent
+    # back: the next has not started yet, so no deal of it can have stalled.
+    start, count = worker.tasks[0] if worker.tasks else (0, 0)
+    if not start <= deal < start + count or deal != worker.seen_deal:
         worker.seen_deal, worker.seen_at = deal, now
         return None
     return deal if now - worker.seen_at > deal_timeout else None
