@@ -125,20 +125,38 @@ def _sim_subprocess(*args, timeout=180):
     )
 
 
-# seed 1 first triggers the plug-in at deal 51, among the first deals, which the client
-# plays itself to size the tasks; seed 8 at deal 472, inside a task
-@pytest.mark.parametrize("seed, deal", [(1, 51), (8, 472)], ids=["sizing-chunk", "task"])
-def test_a_policy_that_loops_stops_a_cluster_run_naming_the_deal(tmp_path, seed, deal):
+LOOPS = "made no progress for 2 s (does it loop? --deal-timeout allows a slow policy more)"
+
+
+# seed 1 first triggers the plug-in at deal 51, among the first deals, which one local
+# worker plays to size the tasks; seed 8 at deal 472, inside a task
+@pytest.mark.parametrize(
+    "plugin, seed, deal, reason",
+    [
+        ("loops", 1, 51, LOOPS),
+        ("loops", 8, 472, LOOPS),
+        # in the sizing deals, as in any local run: held interpreter locks, ended
+        # processes and a policy's own KeyboardInterrupt are the pool's to stop and name
+        ("loops-compiled", 1, 51, LOOPS),
+        ("dies", 1, 51, "ended its worker process, twice (exit code 9)"),
+        ("interrupts", 1, 51, "raised KeyboardInterrupt"),
+    ],
+    ids=["sizing-chunk", "task", "sizing-compiled", "sizing-dies", "sizing-interrupts"],
+)
+def test_a_misbehaving_policy_stops_a_cluster_run_naming_the_deal(
+    tmp_path, plugin, seed, deal, reason
+):
     out, n = tmp_path / "r.parquet", 2000
+    attribute = plugin.replace("-", "_") + ("_nb" if plugin.endswith("compiled") else "")
     result = _sim_subprocess(
-        "calc", "-p", "misbehaving:loops", "-n", n, "--seed", seed, "--scheduler", "local",
-        "--workers", 2, "--deal-timeout", 2, "--out", out, "-q",
+        "calc", "-p", f"misbehaving:{attribute}", "-n", n, "--seed", seed, "--scheduler",
+        "local", "--workers", 2, "--deal-timeout", 2, "--out", out, "-q",
     )  # fmt: skip
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        f"Error: policy loops made no progress for 2 s (does it loop? --deal-timeout allows "
-        f"a slow policy more) (seed {seed}, deal {deal}); {deal:,} of {n:,} deals kept in "
-        f"{out} (marked incomplete; run the same command with --resume to finish)"
+        f"Error: policy {plugin} {reason} (seed {seed}, deal {deal}); {deal:,} of {n:,} "
+        f"deals kept in {out} (marked incomplete; run the same command with --resume to "
+        "finish)"
     )
     assert pq.read_table(out).column("deal").to_pylist() == list(range(deal))
 

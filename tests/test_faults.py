@@ -226,6 +226,8 @@ def first_trigger_deal(seed, trigger=5):
         ("bad-index", "returned an index outside the legal list"),
         ("cheats", "wrote into the game state it was given (it may only read it)"),
         ("cheats-compiled", "wrote into the game state it was given (it may only read it)"),
+        ("loops-compiled", "made no progress for 2 s (does it loop? --deal-timeout allows "
+         "a slow policy more)"),
         ("interrupts", "raised KeyboardInterrupt"),
         ("writes-legal", "wrote into the legal list it was given (it may only read it)"),
         ("returns-float", "returned something other than an integer index"),
@@ -378,9 +380,10 @@ def test_a_stop_signal_during_a_first_compile_ends_in_one_line(tmp_path, into_th
     folder, out = tmp_path / "out", tmp_path / "out" / "r.parquet"
     folder.mkdir()
     cold = ENV | {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    process = start("-n", 10**6, "--out", out, env=cold)
+    # mc: a compile of about 40 s, so that even the last signal comes while it runs
+    process = start("-p", "mc", "-n", 10**6, "--out", out, env=cold)
     notice = process.stderr.readline()
-    assert notice.startswith("compiling the Calculation rules and policy greedy")
+    assert notice.startswith("compiling the Calculation rules and policy mc")
     time.sleep(into_the_compile)
     os.killpg(process.pid, signal.SIGTERM)
     _, stderr = process.communicate(timeout=30)

@@ -3,33 +3,33 @@ cluster (engine.run.cluster). Either way the results come back in deal order."""
 
 from sim.engine.run import pool
 from sim.engine.run.job import most_logged_deals
-from sim.engine.run.watch import play_chunk_watched
 
-PROBE_DEALS = 256  # deals the parent plays, at most, to size the chunks of a Dask run
+PROBE_DEALS = 256  # deals one local worker plays, at most, to size the chunks of a Dask run
 PROBE_SECONDS = 1.0  # or fewer, once they have taken this long
 
 
 def play_chunks(request, spec, first, stop):
     """ChunkResults in deal order, deals first .. start + n - 1.
 
-    `stop` (StopSignals) is polled by the local pool; a Dask run is interrupted instead."""
+    `stop` (StopSignals) is polled by the local pool, the probe of a Dask run included;
+    the rest of a Dask run is interrupted instead."""
     end = request.start + request.n
     if first >= end:
         return
     if request.scheduler:
-        yield from _play_on_cluster(request, spec, first, end)
+        yield from _play_on_cluster(request, spec, first, end, stop)
         return
     most = min(pool.MAX_CHUNK, _most_deals(request))
     planner = pool.ChunkPlanner(first, end, request.workers, most=most)
     yield from pool.play(spec, planner, request.workers, stop.requested, request.deal_timeout)
 
 
-def _play_on_cluster(request, spec, first, end):
+def _play_on_cluster(request, spec, first, end, stop):
     # Imported here: a local run never loads the cluster code.
     from sim.engine.run import cluster
 
     played, seconds = 0, 0.0
-    for result in _probe(request, spec, first, end):
+    for result in _probe(request, spec, first, end, stop):
         yield result
         if result.fault is not None:
             return
@@ -43,18 +43,25 @@ def _play_on_cluster(request, spec, first, end):
     yield from cluster.play(spec, chunks, request.scheduler, request.workers, request.deal_timeout)
 
 
-def _probe(request, spec, first, end):
-    """The first deals, played here in chunks of 1, 2, 4, ... deals (so that a slow
-    policy shows progress, and Ctrl-C keeps all but the chunk in play) until they have
-    taken PROBE_SECONDS or come to PROBE_DEALS: their speed sizes the cluster's chunks."""
-    start, size, seconds = first, 1, 0.0
-    while start < min(end, first + PROBE_DEALS) and seconds < PROBE_SECONDS:
-        count = min(size, end - start, first + PROBE_DEALS - start, _most_deals(request))
-        result = play_chunk_watched(spec, (start, count), request.deal_timeout)
-        yield result
-        if result.fault is not None:
-            return
-        start, size, seconds = start + count, 2 * size, seconds + result.seconds
+def _probe(request, spec, first, end, stop):
+    """The first deals, played by one local worker as a local run plays them (chunks of
+    1, 2, 4, ... deals, so a slow policy shows progress; a policy that loops, even
+    compiled, or ends its process is stopped and named; Ctrl-C keeps what is done)
+    until they have taken PROBE_SECONDS or come to PROBE_DEALS: their speed sizes the
+    cluster's chunks."""
+    most = min(pool.MAX_CHUNK, _most_deals(request))
+    planner = _ProbePlanner(first, min(end, first + PROBE_DEALS), 1, most=most)
+    yield from pool.play(spec, planner, 1, stop.requested, request.deal_timeout)
+
+
+class _ProbePlanner(pool.ChunkPlanner):
+    """The chunks of the probe: no more once the deals played have taken PROBE_SECONDS."""
+
+    def next(self):
+        if self.seconds_timed >= PROBE_SECONDS:
+            self.end = self.next_start  # the probe ends here, short of its last deal
+            return None
+        return super().next()
 
 
 def _most_deals(request):

@@ -13,6 +13,7 @@ from numba import njit
 from sim.engine.calc import FCOUNT, STOCK
 from sim.engine.kernel import POLICY_SIG
 from sim.policies.calc import greedy
+from sim.policies.calc_kernels import greedy_nb
 from sim.policies.registry import policy
 
 TRIGGER = 5  # the code of a card that is not an ace..4, so it can lead the stock
@@ -83,6 +84,15 @@ def cheats_compiled_nb(state, legal, n_legal, params, stream):
         for k in range(4):
             state[FCOUNT + k] = 13
     return 0
+
+
+@policy("calc", name="loops-compiled")
+@njit(POLICY_SIG, cache=True)
+def loops_compiled_nb(state, legal, n_legal, params, stream):
+    """Compiled, and never returns on the trigger deals: it holds the interpreter's lock."""
+    while state[STOCK] == TRIGGER:
+        pass
+    return greedy_nb(state, legal, n_legal, params, stream)
 
 
 @policy("calc", name="interrupts")
