@@ -191,3 +191,20 @@ def test_a_policy_stuck_in_one_call_gets_the_workers_of_the_run_restarted(tmp_pa
     after = client.run(os.getpid)
     assert set(after.values()) != before  # the worker of deal 472, at least, is new
     assert all(names == [] for names in client.run(_chunk_threads).values())
+
+
+def test_a_local_cluster_says_nothing_when_the_usual_dashboard_port_is_taken(tmp_path):
+    # Dask's default dashboard port, 8787, may be held by another run or program.
+    import contextlib
+    import socket
+
+    with contextlib.ExitStack() as stack:
+        holder = stack.enter_context(socket.socket())
+        with contextlib.suppress(OSError):  # held already by something else: as good
+            holder.bind(("", 8787))
+            holder.listen()
+        result = _sim_subprocess(
+            "calc", "-n", 500, "--scheduler", "local", "--workers", 1, "--out",
+            tmp_path / "r.parquet", "-q",
+        )  # fmt: skip
+    assert (result.returncode, result.stderr) == (0, "")

@@ -145,7 +145,9 @@ def _scheduler_address(stack, scheduler, workers):
         LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
-            dashboard_address=None,
+            # Any free port: Dask's default, 8787, may be taken (by another run), and
+            # that warning would reach the user's terminal.
+            dashboard_address=":0",
             # Its chatter on shutdown (after Ctrl-C) would bury our own message.
             silence_logs=logging.CRITICAL,
         )
