@@ -34,13 +34,14 @@ def test_well_formed_addresses_pass_the_check(address):
     "address, message",
     [
         ("not a url", f"--scheduler 'not a url' {NOT_AN_ADDRESS}"),
+        ("", f"--scheduler '' {NOT_AN_ADDRESS}"),  # an unset $VARIABLE: not a local run
         ("tcp://127.0.0.1:1", "cannot reach the Dask scheduler at tcp://127.0.0.1:1: "
                               "connection refused"),
     ],
 )  # fmt: skip
 def test_an_unusable_scheduler_is_one_error_line_within_seconds(tmp_path, address, message):
     clock = time.monotonic()
-    # More deals than the parent plays itself to size the chunks, so the cluster is used.
+    # More deals than the sizing chunks hold, so the cluster is used.
     result = sim("calc", "-n", 2000, "--scheduler", address, "--out", tmp_path / "r.parquet")
     assert time.monotonic() - clock < 10
     assert result.exit_code == 1

@@ -16,7 +16,7 @@ def play_chunks(request, spec, first, stop):
     end = request.start + request.n
     if first >= end:
         return
-    if request.scheduler:
+    if request.scheduler is not None:
         yield from _play_on_cluster(request, spec, first, end, stop)
         return
     most = min(pool.MAX_CHUNK, _most_deals(request))

@@ -84,7 +84,7 @@ def _play_into(request, journals, first, totals, progress, stop, notice):
         if not beside(lambda: _load(request, spec, notice), stop) or stop.requested():
             return error, play_began  # a compile can take a minute: a stop does not wait
         play_began = time.perf_counter()
-        stop.immediate = bool(request.scheduler)  # a Dask client cannot be polled
+        stop.immediate = request.scheduler is not None  # a Dask client cannot be polled
         if progress:
             progress(totals.deals)
         for result in play_chunks(request, spec, first, stop):

@@ -51,7 +51,7 @@ class RunRequest:
 
     def executor(self):
         """Where the deals are played, as the result file records it."""
-        if self.scheduler:
+        if self.scheduler is not None:
             return f"dask {self.scheduler}"
         return f"local, {self.workers} worker(s)"
 
@@ -102,7 +102,7 @@ def check_request(request):
     _check_parquet_name(Path(request.out))
     if request.start + request.n - 1 > MAX_DEAL:
         raise RunError(f"deals {request.start} .. {request.start + request.n - 1} pass 2**63 - 1")
-    if request.scheduler:
+    if request.scheduler is not None:
         _check_scheduler(request.scheduler)
 
 
