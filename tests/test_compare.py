@@ -598,6 +598,27 @@ def test_win_rates_among_winnable_deals_are_against_the_exact_runs_wins(tmp_path
     assert "won of winnable" in text and "winnable: the deals won by oracle" in text
 
 
+def test_a_deal_any_exact_run_won_is_winnable(tmp_path):
+    # An oracle run with no exact stage (exact=0) leaves deals unknown; another, given
+    # the work, wins them. Neither hides the other's wins.
+    #  deal        0        1        2     3
+    #  exact=0     won      unknown  won   unknown
+    #  exact=60    unknown  won      won   unknown
+    #  greedy      won      won      lost  won
+    write_result(tmp_path / "idle.parquet", "oracle", outcome=["won", "unknown", "won", "unknown"],
+                 params={"nodes": 1000, "exact": 0.0})  # fmt: skip
+    write_result(tmp_path / "full.parquet", "oracle", outcome=["unknown", "won", "won", "unknown"],
+                 params={"nodes": 1000, "exact": 60.0})  # fmt: skip
+    write_result(tmp_path / "g.parquet", "greedy", outcome=["won", "won", "lost", "won"])
+    table = comparison(load_runs([tmp_path])).set_index("run")
+    # winnable: deals 0, 1 and 2; each oracle run decided two of them, greedy all three
+    assert sorted(table["winnable"]) == [2, 2, 3] and table.loc["greedy", "winnable"] == 3
+    assert table.loc["greedy", "winnable_wins"] == 2
+    text = sim("compare", tmp_path).output
+    assert "which decide every deal exactly" in text
+    assert " or " in table.loc["greedy", "bound"]
+
+
 def test_only_an_exact_policy_under_its_rules_makes_deals_winnable(tmp_path):
     # The Montana solver is exact only without redeals: a redeal's shuffle is unknown.
     for redeals in (0, 2):

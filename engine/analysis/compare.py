@@ -8,9 +8,9 @@ that gave up) is neither a win nor a loss; the unknown share is reported apart. 
 are paired on the deals both played, and on those decided in both.
 
 When a group holds a run of a policy that decides every deal exactly (the Calculation
-oracle, the Jokers solver, the Montana solver without redeals), the deals it won are the
-winnable ones, and every run of the group also gets its win rate among those: how close
-it comes to perfect play where perfect play wins.
+oracle, the Jokers solver, the Montana solver without redeals), the deals it won (any
+such run, if several) are the winnable ones, and every run of the group also gets its
+win rate among those: how close it comes to perfect play where perfect play wins.
 """
 
 import numpy as np
@@ -160,32 +160,32 @@ def paired_row(run, baseline):
     }
 
 
-def bound_run(runs):
-    """The first run whose policy decides every deal exactly under its rules, or None:
-    the deals that run won are the winnable ones. Only a built-in policy, picked by its
-    name, counts: a plug-in that calls itself `oracle` is not taken at its word."""
+def bound_runs(runs):
+    """The runs whose policy decides every deal exactly under its rules: a deal any of
+    them won is winnable. Only a built-in policy, picked by its name, counts: a plug-in
+    that calls itself `oracle` is not taken at its word."""
+    bounds = []
     for run in runs:
         if any(meta.get("policy_spec", run.policy) != run.policy for meta in run.metas):
             continue
         declared = [p for p in builtin_policies(run.game) if p.name == run.policy]
         if declared and declared[0].is_exact(run.metas[0]["rules"]):
-            return run
-    return None
+            bounds.append(run)
+    return bounds
 
 
-def winnable_row(run, bound):
-    """The run's wins among the deals bound won, on the deals both played (those the
-    run left unknown are not counted), with a Wilson interval."""
-    _, in_run, in_bound = np.intersect1d(
-        run.key, bound.key, assume_unique=True, return_indices=True
-    )
-    winnable = bound.won[in_bound]
-    decided = run.decided[in_run][winnable]
+def winnable_row(run, bounds):
+    """The run's wins among the deals one of the bounds won, those the run played and
+    did not leave unknown, with a Wilson interval. Every bound counts: a run that left
+    a deal unknown (a smaller budget) does not hide another's win of it."""
+    winnable_keys = np.unique(np.concatenate([bound.key[bound.won] for bound in bounds]))
+    winnable = np.isin(run.key, winnable_keys)
+    decided = run.decided[winnable]
     deals = int(decided.sum())
-    wins = int(run.won[in_run][winnable][decided].sum())
+    wins = int(run.won[winnable][decided].sum())
     low, high = wilson_interval(wins, deals)
     return {
-        "bound": bound.label,
+        "bound": " or ".join(bound.label for bound in bounds),
         "winnable": deals,
         "winnable_wins": wins,
         "winnable_win_rate": wins / deals if deals else np.nan,
@@ -205,11 +205,11 @@ def comparison(runs, baseline=None):
     groups = groups_of(runs)
     rows = []
     for group, base in zip(groups, baselines(groups, baseline), strict=True):
-        bound = bound_run(group.runs)
+        bounds = bound_runs(group.runs)
         for run in group.runs:
             row = summary_row(run)
-            if bound is not None:
-                row |= winnable_row(run, bound)
+            if bounds:
+                row |= winnable_row(run, bounds)
             if base is not None:
                 row |= paired_row(run, base) if run is not base else {"baseline": ""}
             rows.append(row)
@@ -232,8 +232,8 @@ def comparison(runs, baseline=None):
         "baseline": baseline or DEFAULT_BASELINE,
         "paired": "only runs of one game and its rules, on the deals both played",
         "win_rate_interval": "Wilson score, 95%",
-        "winnable": "deals won by the group's bound run, a policy that decides every deal "
-        "exactly; winnable_win_rate is each run's win rate among them",
+        "winnable": "deals won by any of the group's bound runs, policies that decide "
+        "every deal exactly; winnable_win_rate is each run's win rate among them",
         "score_interval": "normal approximation, 95%",
         "difference_interval": "Newcombe hybrid score for paired proportions, 95%",
         "p_value": "exact McNemar (two-sided binomial test on discordant deals); "

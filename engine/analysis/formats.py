@@ -173,10 +173,11 @@ def summary_block(table):
     if decided:
         notes.append("win rate over decided deals; an unknown outcome is neither won nor lost")
     if bound:
+        bounds = table["bound"].dropna().iloc[0]
+        decides = "which decide" if " or " in bounds else "which decides"
         notes.append(
-            f"winnable: the deals won by {table['bound'].dropna().iloc[0]}, which decides "
-            "every deal exactly (those it left unknown are not counted); won of winnable: "
-            "each run's win rate among them"
+            f"winnable: the deals won by {bounds}, {decides} every deal exactly (those "
+            "left unknown are not counted); won of winnable: each run's win rate among them"
         )
     return headers, rows, notes
 
