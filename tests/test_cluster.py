@@ -140,8 +140,20 @@ LOOPS = "made no progress for 2 s (does it loop? --deal-timeout allows a slow po
         ("loops-compiled", 1, 51, LOOPS),
         ("dies", 1, 51, "ended its worker process, twice (exit code 9)"),
         ("interrupts", 1, 51, "raised KeyboardInterrupt"),
+        # in a task: Dask gives up on a chunk that ends its workers, and it is played
+        # here to find and name the deal; a KeyboardInterrupt in a task is the policy's
+        ("dies", 8, 472, "ended its worker process, twice (exit code 9)"),
+        ("interrupts", 8, 472, "raised KeyboardInterrupt"),
     ],
-    ids=["sizing-chunk", "task", "sizing-compiled", "sizing-dies", "sizing-interrupts"],
+    ids=[
+        "sizing-chunk",
+        "task",
+        "sizing-compiled",
+        "sizing-dies",
+        "sizing-interrupts",
+        "task-dies",
+        "task-interrupts",
+    ],
 )
 def test_a_misbehaving_policy_stops_a_cluster_run_naming_the_deal(
     tmp_path, plugin, seed, deal, reason

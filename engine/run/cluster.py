@@ -15,6 +15,7 @@ import socket
 import uuid
 from urllib.parse import urlsplit
 
+from sim.engine.run import pool
 from sim.engine.run.job import release_in_order
 from sim.engine.run.watch import play_chunk_watched
 
@@ -120,9 +121,15 @@ def play(spec, chunks, scheduler, workers, deal_timeout):
         run = uuid.uuid4().hex[:8]
         window = WINDOW_PER_WORKER * max(workers, len(client.scheduler_info()["workers"]))
 
+        counts = {}  # deals of each chunk, by its first deal
+
         def submit(chunk):
             key = f"sim-{run}-{chunk[0]}"
+            counts[chunk[0]] = chunk[1]
             return client.submit(play_chunk_watched, spec, chunk, deal_timeout, key=key, pure=False)
+
+        def played_here(start):
+            return _played_here(spec, (start, counts[start]), deal_timeout)
 
         chunks = iter(chunks)
         first = list(itertools.islice(chunks, window))
@@ -130,7 +137,7 @@ def play(spec, chunks, scheduler, workers, deal_timeout):
             return
         completed = as_completed([submit(c) for c in first], loop=client.loop)
         try:
-            yield from _in_order(client, completed, chunks, submit, first[0][0])
+            yield from _in_order(client, completed, chunks, submit, played_here, first[0][0])
         finally:
             client.cancel(list(completed.futures))
 
@@ -155,25 +162,42 @@ def _scheduler_address(stack, scheduler, workers):
     return cluster.scheduler_address
 
 
-def _in_order(client, completed, chunks, submit, position):
+def _in_order(client, completed, chunks, submit, played_here, position):
     """Results of completed futures, held back until every earlier chunk has arrived.
 
-    Each result that arrives lets one more chunk in, so the window stays full."""
+    Each result that arrives lets one more chunk in, so the window stays full. A chunk
+    whose task killed every worker Dask gave it to is played here (played_here)."""
+    from distributed import KilledWorker
+
     waiting = {}
     for future in completed:
         if future.cancelled():  # a chunk after a deal that stalled (_restart_players)
             continue
-        result = future.result()
-        if result.stalled:
+        try:
+            results = [future.result()]
+        except KilledWorker:
+            results = list(played_here(_chunk_start(future)))
+        if results[0].stalled:
             _restart_players(client, future, list(completed.futures))
         future.release()
-        waiting[result.start] = result
-        chunk = next(chunks, None) if result.fault is None else None
+        waiting |= {result.start: result for result in results}
+        chunk = next(chunks, None) if results[-1].fault is None else None
         if chunk is not None:
             completed.add(submit(chunk))
         position = yield from release_in_order(waiting, position)
         if position is None:
             return
+
+
+def _played_here(spec, chunk, deal_timeout):
+    """The ChunkResults of a chunk played by one local worker, as a local run plays it.
+
+    Dask says only that the chunk's task ended its workers; played here, the deal that
+    does it is found, tried again and named, as locally, with every deal before it kept.
+    A chunk that plays through (a worker lost for another reason) is the same chunk."""
+    start, count = chunk
+    planner = pool.ChunkPlanner(start, start + count, 1)
+    return pool.play(spec, planner, 1, lambda: False, deal_timeout)
 
 
 def _restart_players(client, stalled, futures):

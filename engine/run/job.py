@@ -14,6 +14,7 @@ that writes into them (to fake a win, say) is caught instead of believed.
 """
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 
@@ -353,9 +354,11 @@ def python_policy_fault(play, *args):
     except SystemExit as error:
         return f"called sys.exit({error.code!r})"
     except KeyboardInterrupt:
-        if not IN_WORKER:  # Ctrl-C in an interactive process is the user's
+        # Ctrl-C reaches the main thread of an interactive process; workers ignore it,
+        # and a thread (a Dask task's) never gets it: there the policy raised it.
+        if not IN_WORKER and threading.current_thread() is threading.main_thread():
             raise
-        return "raised KeyboardInterrupt"  # workers ignore SIGINT: the policy raised it
+        return "raised KeyboardInterrupt"
     except BaseException as error:
         return f"raised {_one_line(error)}"
     return None if code == kernel.FAULT_NONE else FAULT_REASONS[code]
