@@ -117,6 +117,27 @@ def test_interrupting_a_cluster_run_keeps_its_deals_and_resume_completes_it(tmp_
     assert ours.equals(pq.read_table(local_rows).drop_columns(["policy", "params"]))
 
 
+def test_ctrl_c_to_the_process_group_of_a_local_cluster_run_is_one_line(tmp_path):
+    # A terminal's Ctrl-C reaches every process of its group, the cluster's workers too.
+    out = tmp_path / "r.parquet"
+    command = [sys.executable, "-m", "sim", "calc", "-p", "slow_greedy:py_greedy"]
+    command += ["--param", "delay_ms=20", "-n", "2000", "--scheduler", "local"]
+    command += ["--workers", "2", "--out", str(out), "-q"]
+    env = os.environ | {"PYTHONPATH": str(ROOT / "tests" / "plugins")}
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.time() + 60
+    while not (tmp_path / ".r.parquet.journal").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(3.0)  # the cluster's workers are playing chunks
+    os.killpg(process.pid, signal.SIGINT)
+    stderr = process.communicate(timeout=60)[1]
+    assert process.returncode == 130
+    assert stderr.startswith("interrupted: ") and stderr.count("\n") == 1, stderr
+    assert json.loads(pq.read_metadata(out).metadata[b"sim"])["n_done"] > 0
+
+
 def _sim_subprocess(*args, timeout=180):
     env = os.environ | {"PYTHONPATH": str(ROOT / "tests" / "plugins"), "TQDM_DISABLE": "1"}
     command = [sys.executable, "-m", "sim", *map(str, args)]

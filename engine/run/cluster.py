@@ -157,6 +157,7 @@ def _scheduler_address(stack, scheduler, workers):
             dashboard_address=":0",
             # Its chatter on shutdown (after Ctrl-C) would bury our own message.
             silence_logs=logging.CRITICAL,
+            preload=["sim.engine.run.quiet_worker"],
         )
     )
     return cluster.scheduler_address
