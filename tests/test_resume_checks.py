@@ -86,6 +86,18 @@ def test_resume_refuses_a_policy_of_the_same_name_from_elsewhere(tmp_path):
     )
 
 
+def test_resume_refuses_other_parameters_naming_both(tmp_path):
+    out = tmp_path / "r.parquet"
+    assert sim("calc", "-p", "planner", "-n", 10, "--out", out, "-q").exit_code == 0
+    result = sim("calc", "-p", "planner", "--param", "depth_weight=2", "-n", 10, "--out", out,
+                 "--resume")  # fmt: skip
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: cannot resume {out}: its params are {{'depth_weight': 1.0, 'king_pile': 1}}, "
+        "this run's are {'depth_weight': 2.0, 'king_pile': 1}"
+    )
+
+
 def test_resume_and_overwrite_together_are_refused_in_a_sweep_too(tmp_path):
     args = ["calc", "--param", "depth_weight=1,2", "-p", "planner", "-n", 10]
     result = sim(*args, "--out", tmp_path, "--resume", "--overwrite")

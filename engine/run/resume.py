@@ -42,8 +42,10 @@ def _check_same_run(out, meta, mine):
     keys = SAME_RUN_KEYS + (("policy_spec",) if "policy_spec" in meta else ())
     for key in keys:
         if meta.get(key) != json.loads(json.dumps(mine[key])):  # as stored: JSON values
+            verb = "are" if key in ("rules", "params") else "is"
             raise RunError(
-                f"cannot resume {out}: its {key} is {meta.get(key)!r}, this run's is {mine[key]!r}"
+                f"cannot resume {out}: its {key} {verb} {meta.get(key)!r}, "
+                f"this run's {verb} {mine[key]!r}"
             )
 
 
