@@ -425,10 +425,19 @@ def _load_object(spec):
         where = f"module {source!r}"
     found = getattr(module, attribute, None)
     if found is None:
-        raise PolicyError(f"{where} has no policy {attribute!r}")
+        raise PolicyError(f"{where} has no policy {attribute!r}" + _by_name(module, spec))
     if not isinstance(found, Policy):
         raise PolicyError(f"{spec} is not a policy (wrap it with sim.policies.registry.policy)")
     return found
+
+
+def _by_name(module, spec):
+    """A hint naming the attribute of the module's policy whose name spec gave."""
+    source, _, name = spec.rpartition(":")
+    for attribute, value in vars(module).items():
+        if isinstance(value, Policy) and value.name == name:
+            return f" (the policy named so is its attribute {attribute}: give {source}:{attribute})"
+    return ""
 
 
 def _import_module(name):

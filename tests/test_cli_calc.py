@@ -168,6 +168,11 @@ def test_python_policy_from_a_module_plays_like_the_compiled_one(tmp_path):
     [
         ("slow_greedy:nothing", "Error: module 'slow_greedy' has no policy 'nothing'"),
         (
+            "slow_greedy:py-greedy",  # the policy's name, not the attribute holding it
+            "Error: module 'slow_greedy' has no policy 'py-greedy' (the policy named so is "
+            "its attribute py_greedy: give slow_greedy:py_greedy)",
+        ),
+        (
             "slow_greedy:not_a_policy",
             "Error: slow_greedy:not_a_policy is not a policy"
             " (wrap it with sim.policies.registry.policy)",
