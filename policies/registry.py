@@ -451,7 +451,7 @@ def _import_module(name):
         )
     _search_last(os.getcwd())
     try:
-        return importlib.import_module(name)
+        return _imported_plugin(name)
     except ImportError as error:
         raise PolicyError(f"cannot import policy module {name!r}: {error}") from None
     except (Exception, SystemExit) as error:  # the module's own code failed
@@ -466,9 +466,7 @@ def _load_file(source):
     if not path.is_file():
         raise PolicyError(f"no policy file {source}")
     resolved = path.resolve()
-    digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:8]
-    stem = re.sub(r"\W", "_", path.stem)
-    name = f"_sim_policy_{stem}_{digest}"
+    name = _file_module_name(resolved)
     if name in sys.modules:
         return sys.modules[name]
     _search_last(str(resolved.parent))  # for the helper modules it imports from beside it
@@ -481,6 +479,38 @@ def _load_file(source):
         del sys.modules[name]
         raise PolicyError(f"cannot load policy file {source}: {_describe(error)}") from None
     return module
+
+
+def _imported_plugin(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        if not _loaded_by_path_before(name, error):
+            raise
+    return importlib.import_module(name)
+
+
+def _file_module_name(resolved):
+    """The module name a plug-in file is loaded under: its own, for its path."""
+    digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:8]
+    stem = re.sub(r"\W", "_", resolved.stem)
+    return f"_sim_policy_{stem}_{digest}"
+
+
+def _loaded_by_path_before(name, error):
+    """Whether importing module `name` failed for want of the name its file had when it
+    was loaded by path: numba's cache beside the file then holds kernels compiled under
+    that name. If so, the file is loaded under it too (the cache then loads)."""
+    if not (error.name or "").startswith("_sim_policy_"):
+        return False
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return False
+    resolved = Path(spec.origin).resolve()
+    if _file_module_name(resolved) != error.name:
+        return False
+    _load_file(str(resolved))
+    return True
 
 
 def _search_last(folder):

@@ -113,3 +113,41 @@ def test_a_stray_module_in_the_current_folder_never_shadows_an_installed_one(tmp
     assert done.returncode == 0, done.stderr
     assert "written     r.parquet" in done.stdout
     assert pq.read_table(tmp_path / "r.parquet").num_rows == 10
+
+
+COMPILED_COPY = """\
+from numba import njit
+
+from sim.engine.kernel import POLICY_SIG
+from sim.policies.calc_kernels import greedy_nb
+from sim.policies.registry import policy
+
+
+@policy("calc", name="compiled-copy")
+@njit(POLICY_SIG, cache=True)
+def compiled_copy_nb(state, legal, n_legal, params, stream):
+    return greedy_nb(state, legal, n_legal, params, stream)
+"""
+
+
+def test_a_compiled_plugin_loads_by_module_after_a_run_by_path(tmp_path):
+    # A run by path compiles the kernel under the file's own module name, and numba's
+    # cache beside the file keeps that name: a later import by module name must load.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "compiled_copy.py").write_text(COMPILED_COPY)
+    env = os.environ | {"PYTHONPATH": str(tmp_path / "mine"), "TQDM_DISABLE": "1"}
+
+    def run(spec, out):
+        command = [sys.executable, "-m", "sim", "calc", "-p", spec, "-n", "20", "-q"]
+        command += ["--workers", "1", "--out", str(tmp_path / out)]
+        return subprocess.run(command, env=env, capture_output=True, text=True, cwd=tmp_path)
+
+    by_path = run(f"{tmp_path}/mine/compiled_copy.py:compiled_copy_nb", "path.parquet")
+    assert by_path.returncode == 0, by_path.stderr
+    by_module = run("compiled_copy:compiled_copy_nb", "module.parquet")
+    assert by_module.returncode == 0, by_module.stderr
+    rows = [
+        pq.read_table(tmp_path / name).drop_columns(["policy"])
+        for name in ("path.parquet", "module.parquet")
+    ]
+    assert rows[0].equals(rows[1])
