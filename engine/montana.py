@@ -373,10 +373,10 @@ def end_of_play_nb(state, max_moves):
     capped), else PLAYING (M5-M7)."""
     if score_nb(state) == WIN_SCORE:
         return OUTCOME_WON
+    if moves_nb(state) >= max_moves:  # M7: a deal that reached the cap is capped, stuck or not
+        return OUTCOME_CAPPED
     if state[REDEALS] >= state[MAX_REDEALS]:
         return OUTCOME_LOST
-    if moves_nb(state) >= max_moves:
-        return OUTCOME_CAPPED
     return PLAYING
 
 

@@ -16,6 +16,7 @@ from montana_helpers import (
 from sim.engine import montana, rng
 from sim.engine.cards import parse_card
 from sim.engine.montana import OUTCOME_CAPPED, OUTCOME_LOST, OUTCOME_WON, PLAYING
+from sim.engine.run.job import LOG_END
 
 #        c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 c11 c12 c13
 # r1     .. 3H 4H 5H KC .. 7D 8D 9D TD JD  QD  KD
@@ -269,6 +270,23 @@ def test_M7_the_cap_ends_a_deal_as_capped_never_won():
     rows, logs = play_deals(POLICIES["first"], seed=2, n=50, max_moves=5)
     assert (rows[:, column("outcome")] == OUTCOME_CAPPED).all()
     assert (rows[:, column("moves")] == 5).all() and (rows[:, column("won")] == 0).all()
+
+
+def test_M7_a_deal_stuck_on_its_last_capped_move_is_capped_as_the_referee_says():
+    # Stuck with no redeal left, on exactly the cap: the cap has ended the deal (M7),
+    # whatever M6 would say a move later. The referee reads it so; the engine must too.
+    from sim.engine.referee import montana as referee
+
+    policy = POLICIES["greedy"]
+    free, logs = play_deals(policy, seed=0, n=1, redeals=0)
+    assert free[0, column("outcome")] == OUTCOME_LOST
+    cap = int(free[0, column("moves")])  # the card moves of the whole deal
+    rows, capped_logs = play_deals(policy, seed=0, n=1, redeals=0, max_moves=cap)
+    assert rows[0, column("outcome")] == OUTCOME_CAPPED
+    actions = [int(a) for a in capped_logs[0] if a != LOG_END]
+    line = montana.move_log(0, 0, {"redeals": 0, "max_moves": cap}, actions)
+    assert line["outcome"] == "capped"
+    assert referee.check(line | {"redeals": 0, "max_moves": cap}).ok
 
 
 def test_M7_the_cap_counts_card_moves_across_redeals():
