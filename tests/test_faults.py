@@ -576,3 +576,22 @@ def test_resume_with_overwrite_is_refused_before_any_file_is_touched(tmp_path):
     assert journal.journal_path(out).read_bytes() == left and not out.exists()
     assert sim(*args, "--resume").returncode == 0
     assert table(out).equals(clean_run(tmp_path, 3000, 10))
+
+
+def test_journal_lines_are_streamed_whole_lines_only(tmp_path):
+    # A run's move log is merged from its journal line by line, never held whole: the
+    # lines come lazily, at most `count`, and a last line cut short by a kill is left out.
+    import gzip
+    import types
+
+    from sim.engine.run import journal
+
+    plain, packed = tmp_path / "log.jsonl", tmp_path / "log.jsonl.gz"
+    plain.write_text("a\nb\nc\npartial")
+    packed.write_bytes(gzip.compress(b"a\nb\nc\npartial"))
+    for path in (plain, packed):
+        lines = journal.iter_lines(path, 10)
+        assert isinstance(lines, types.GeneratorType)
+        assert list(lines) == ["a\n", "b\n", "c\n"]
+        assert list(journal.iter_lines(path, 2)) == ["a\n", "b\n"]
+    assert list(journal.iter_lines(tmp_path / "none.jsonl", 5)) == []

@@ -20,9 +20,9 @@ def finish(out, log, game, meta, before, journals, wall):
     `meta` describes the run; `wall` is the seconds this invocation played."""
     description, first, rows = journal.read(journals.rows)
     if log is not None:
-        lines = journal.read_lines(journals.log, rows.shape[0])
-        rows = rows[: len(lines)]  # only deals with their log line: both files agree
-        _write_log(log, before, lines)
+        logged = sum(1 for _ in journal.iter_lines(journals.log, rows.shape[0]))
+        rows = rows[:logged]  # only deals with their log line: both files agree
+        _write_log(log, before, journals.log, logged)
     previous = results.read_meta(out) if before else {}
     meta = meta | {
         "sim_version": _version(),
@@ -35,12 +35,13 @@ def finish(out, log, game, meta, before, journals, wall):
     return meta["n_done"]
 
 
-def _write_log(log, before, lines):
+def _write_log(log, before, log_journal, logged):
+    """The first `before` lines of log, then the first `logged` of its journal, streamed."""
     tmp = temporary_path(log)
     try:
         with open_text(tmp, "w", compression_of(log), name=log) as file:
-            file.writelines(journal.read_lines(log, before))
-            file.writelines(lines)
+            file.writelines(journal.iter_lines(log, before))
+            file.writelines(journal.iter_lines(log_journal, logged))
         os.replace(tmp, log)
     except BaseException:
         tmp.unlink(missing_ok=True)

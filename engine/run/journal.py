@@ -119,15 +119,21 @@ def read(path):
 def read_lines(path, count):
     """The first `count` lines of a text file (fewer if it has fewer), decompressed if
     its name ends in .gz or .zst."""
-    lines = []
+    return list(iter_lines(path, count))
+
+
+def iter_lines(path, count):
+    """read_lines one line at a time: a log of any length passes through in little
+    memory."""
     if count <= 0 or not Path(path).exists():
-        return lines
+        return
     with open_text(path, "r", compression_of(path)) as file:
+        read = 0
         try:
             for line in file:
-                if len(lines) == count or not line.endswith("\n"):
+                if read == count or not line.endswith("\n"):
                     break
-                lines.append(line)
+                yield line
+                read += 1
         except READ_ERRORS:
             pass  # a damaged compressed end: the whole lines before it count
-    return lines

@@ -1,6 +1,7 @@
 """What --resume keeps: the rows of an interrupted result file, once it is shown to be
 this very run's, and the lines of its move log."""
 
+import itertools
 import json
 
 import numpy as np
@@ -97,16 +98,15 @@ def check_move_log_for_resume(request, log, before):
     """Refuse to resume with a move log that does not hold the deals already done."""
     if log is None or before == 0:
         return
-    kept = journal.read_lines(log, before)
-    deals = [_parse_line(line) for line in kept]
-    expected = range(request.start, request.start + before)
     header = line_header(
         request.game, request.seed, None, request.policy, request.params, request.rules
     )
-    if len(kept) < before or any(
-        not _is_line_of(header | {"deal": deal}, line)
-        for line, deal in zip(deals, expected, strict=True)
-    ):
+    kept = 0
+    for line, deal in zip(journal.iter_lines(log, before), itertools.count(request.start)):
+        if not _is_line_of(header | {"deal": deal}, _parse_line(line)):
+            break
+        kept += 1
+    if kept < before:
         raise RunError(
             f"cannot resume with {log}: it does not hold the move logs of the {before:,} deals done"
         )
