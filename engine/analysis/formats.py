@@ -174,10 +174,10 @@ def summary_block(table):
         notes.append("win rate over decided deals; an unknown outcome is neither won nor lost")
     if bound:
         bounds = table["bound"].dropna().iloc[0]
-        decides = "which decide" if " or " in bounds else "which decides"
+        budget = "their budgets" if " or " in bounds else "its budget"
         notes.append(
-            f"winnable: the deals won by {bounds}, {decides} every deal exactly (those "
-            "left unknown are not counted); won of winnable: each run's win rate among them"
+            f"winnable: the deals won by {bounds}, exact within {budget} (a deal left "
+            "unknown is not counted); won of winnable: each run's win rate among them"
         )
     return headers, rows, notes
 
