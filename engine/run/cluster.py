@@ -117,6 +117,7 @@ def play(spec, chunks, scheduler, workers, deal_timeout):
     from distributed import as_completed
 
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_quiet_dask_logs())
         client = stack.enter_context(connect(_scheduler_address(stack, scheduler, workers)))
         run = uuid.uuid4().hex[:8]
         window = WINDOW_PER_WORKER * max(workers, len(client.scheduler_info()["workers"]))
@@ -140,6 +141,19 @@ def play(spec, chunks, scheduler, workers, deal_timeout):
             yield from _in_order(client, completed, chunks, submit, played_here, first[0][0])
         finally:
             client.cancel(list(completed.futures))
+
+
+@contextlib.contextmanager
+def _quiet_dask_logs():
+    """Dask's own log lines (a comm closed as the run stops, say) kept off the terminal
+    until the run's cluster and client are gone: the run says in one line what befell."""
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _scheduler_address(stack, scheduler, workers):

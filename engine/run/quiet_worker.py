@@ -5,12 +5,14 @@ end with a traceback printed over the run's one line. The run (the parent) owns 
 it keeps what its workers finished and says so. So a worker that gets it just ends, at
 once and in silence, as one stopped by a signal."""
 
+import logging
 import os
 import signal
 
 
 def dask_setup(worker):
     signal.signal(signal.SIGINT, _end_in_silence)
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its closing chatter too
 
 
 def _end_in_silence(signum, frame):
