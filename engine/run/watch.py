@@ -1,8 +1,8 @@
 """A chunk played in this process under a watch for a deal that makes no progress.
 
-The local pool watches its workers from the parent (engine.run.pool). Where no other
-process watches (the chunk that sizes a Dask run's tasks, played by the parent, and
-each Dask task on its worker), a policy that loops would hang the run. So the chunk is
+The local pool watches its workers from the parent (engine.run.pool), and plays the
+deals that size a Dask run's tasks too. Where no other process watches (each Dask task
+on its worker), a policy that loops would hang the run. So the chunk is
 played in a daemon thread while the calling thread reads its status block: a deal still
 in play after `deal_timeout` seconds ends the chunk with the rows of the deals before it
 and the fault that names it, as the pool's would.
