@@ -157,6 +157,12 @@ def _read_layout(game, options):
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as error:
+        lines = [line for line in text.splitlines() if line.strip()]
+        if len(lines) > 1 and all(map(_is_json, lines)):
+            raise ValueError(
+                f"{path}: {len(lines):,} lines of JSON, a move log: give one line of it "
+                "(sed -n 5p LOG.jsonl > line.json)"
+            ) from None
         raise ValueError(f"{path}: not valid JSON ({error.msg})") from None
     except RecursionError:
         raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
@@ -178,6 +184,14 @@ def _check_layout(game, layout, rules):
         raise ValueError(f"the layout has no {error.args[0]!r}") from None
     except (TypeError, AttributeError, IndexError, OverflowError) as error:
         raise ValueError(f"not a {game.title} layout: {error}") from None
+
+
+def _is_json(text):
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _take_settings_of_line(game, options, line):

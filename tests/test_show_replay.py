@@ -92,6 +92,17 @@ def test_show_refuses_a_bad_layout_in_one_line(tmp_path):
     assert result.output.strip() == "Error: a Calculation layout holds the 52 cards once each"
 
 
+def test_show_given_a_whole_move_log_asks_for_one_line_of_it(tmp_path):
+    log = tmp_path / "three.jsonl"
+    assert sim("calc", "-n", 3, "--log-moves", log, "--out", tmp_path / "r", "-q").exit_code == 0
+    result = sim("show", "calc", "--layout", str(log))
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: {log}: 3 lines of JSON, a move log: give one line of it "
+        "(sed -n 5p LOG.jsonl > line.json)"
+    )
+
+
 @pytest.fixture(scope="module")
 def calc_log(tmp_path_factory):
     folder = tmp_path_factory.mktemp("logs")
