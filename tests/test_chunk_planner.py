@@ -136,3 +136,20 @@ def test_a_deal_of_a_chunk_already_sent_back_is_never_taken_for_a_stalled_one():
     status[0, kernel.IN_PLAY] = 12  # a deal of the chunk in play, seen twice: stalled
     assert pool._stuck_deal(worker, status, 0.0) is None
     assert pool._stuck_deal(worker, status, 0.0) == 12
+
+
+def test_only_a_move_log_makes_chunks_smaller_than_their_executors_own_cap():
+    # A Dask task may hold up to a million deals, a local chunk 100,000: a run without
+    # a move log keeps either cap; one with a log of a huge move cap gets small chunks.
+    import types
+
+    from sim.engine.games import get_game
+    from sim.engine.run import cluster, executors
+
+    montana = get_game("montana")
+    rules = montana.default_rules() | {"max_moves": 1_000_000}
+    plain = types.SimpleNamespace(game=montana, rules=rules, log_moves=None)
+    logged = types.SimpleNamespace(game=montana, rules=rules, log_moves="m.jsonl")
+    assert executors._most_deals(plain, cluster.MAX_CHUNK) == cluster.MAX_CHUNK
+    assert executors._most_deals(plain, pool.MAX_CHUNK) == pool.MAX_CHUNK
+    assert executors._most_deals(logged, cluster.MAX_CHUNK) == 16

@@ -19,7 +19,7 @@ def play_chunks(request, spec, first, stop):
     if request.scheduler is not None:
         yield from _play_on_cluster(request, spec, first, end, stop)
         return
-    most = min(pool.MAX_CHUNK, _most_deals(request))
+    most = _most_deals(request, pool.MAX_CHUNK)
     planner = pool.ChunkPlanner(first, end, request.workers, most=most)
     yield from pool.play(spec, planner, request.workers, stop.requested, request.deal_timeout)
 
@@ -37,7 +37,7 @@ def _play_on_cluster(request, spec, first, end, stop):
     if first + played >= end:
         return
     per_deal = max(seconds / played, 1e-7)
-    most = min(cluster.MAX_CHUNK, _most_deals(request))
+    most = _most_deals(request, cluster.MAX_CHUNK)
     size = int(max(1, min(most, cluster.CHUNK_SECONDS / per_deal)))
     chunks = ((s, min(size, end - s)) for s in range(first + played, end, size))
     yield from cluster.play(spec, chunks, request.scheduler, request.workers, request.deal_timeout)
@@ -49,7 +49,7 @@ def _probe(request, spec, first, end, stop):
     compiled, or ends its process is stopped and named; Ctrl-C keeps what is done)
     until they have taken PROBE_SECONDS or come to PROBE_DEALS: their speed sizes the
     cluster's chunks."""
-    most = min(pool.MAX_CHUNK, _most_deals(request))
+    most = _most_deals(request, pool.MAX_CHUNK)
     planner = _ProbePlanner(first, min(end, first + PROBE_DEALS), 1, most=most)
     yield from pool.play(spec, planner, 1, stop.requested, request.deal_timeout)
 
@@ -64,7 +64,8 @@ class _ProbePlanner(pool.ChunkPlanner):
         return super().next()
 
 
-def _most_deals(request):
-    """The most deals a chunk may hold: their move logs must fit in memory."""
+def _most_deals(request, cap):
+    """The most deals a chunk may hold: at most `cap`, and so many that their move logs
+    fit in memory."""
     width = request.game.max_log(request.rules) if request.log_moves is not None else 0
-    return most_logged_deals(width) or pool.MAX_CHUNK
+    return min(cap, most_logged_deals(width) or cap)
