@@ -78,6 +78,8 @@ def _show_now(game, options):
 
     if options["explain_nodes"] is not None and not options["explain"]:
         raise click.UsageError("--explain-nodes needs --explain")
+    if options["step"] and options["final"]:
+        raise click.UsageError("--step shows the moves one by one, --final only the end: give one")
     explanation = None
     try:
         if options["explain"]:

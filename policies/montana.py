@@ -9,6 +9,7 @@ SEARCH_PARAMS = (Param("nodes", int, 50000, "positions one search may explore", 
 SOLVER_PARAMS = (
     Param("nodes", int, 1_000_000, "positions one search may explore", 1, 100_000_000),
     Param("keep", int, 0, "stuck grid to aim for: 0 score, 1 runs, 2 first", 0, 2),
+    Param("final", int, 30, "times nodes for a last phase left undecided (0: none)", 0, 1000),
 )
 
 random = Policy(
@@ -106,8 +107,12 @@ of classes seen. A winning line is played: `won`. Otherwise it plays to the best
 stuck grid any of these searches saw, for the redeal: keep=0 the most cards in
 kept runs (M5), by the shortest line; keep=1 the same, then the most rows with a
 run, then the longest shortest run; keep=2 no choice, the first stuck grid met
-(the end of the greedy line). After the last redeal a deal not won is `lost`
-when the whole-game search saw every class (a proof), `unknown` when the budget
-ran out first.
+(the end of the greedy line). In the last phase (no redeal left) a phase these
+searches leave undecided is searched again, with `final` times `nodes` positions
+(30M at the defaults): a beam of up to 262,144 positions a level (over twice those
+positions, at most 26M), then the whole game over classes, skipping every class in
+which a card can never move again outside its final cell (such a class is lost: a
+proof). A deal not won is `lost` when the whole-game search saw every class,
+`unknown` when the budget ran out first.
 """,
 )

@@ -45,14 +45,23 @@ from sim.policies.montana_kernels import ZOBRIST, grid_key_nb, keep_value_nb
 HEAD = RUN + 4  # the slots of the state a beam position holds (drawn above)
 BEAM_DEPTH = 1024  # the longest line a beam follows: the plan's capacity
 # The seen set: eight slots a position of the budget (a position adds about four
-# keys), at most 2**TABLE_BITS (64 MB); never grown, a full one forgets (costs time).
+# keys) up to 2**TABLE_BITS (64 MB), then two a position up to 2**WIDE_TABLE_BITS
+# (256 MB, from budgets of 16M: wide beams, which forget more); never grown, a full
+# one forgets (costs time). At width 256,000, 2**24 slots won the same 28 of 62 deals
+# as 2**27 (seed 99, deals 0-199 the solver left undecided at its default budget).
 TABLE_BITS = 23
+WIDE_TABLE_BITS = 25
 PROBE_LIMIT = 32
 RUN_VALUE, IN_PLACE_VALUE, DEAD_GAP_VALUE = 10, 6, 2
 VALUE_OFFSET = 8  # keeps every value above 0: at most 4 dead gaps cost 8
 VALUE_BINS = 10 * 48 + 8 + 1  # values lie in 0 .. VALUE_BINS - 1
 MAX_MOVES = 16  # 4 gaps, and into a column-1 gap any of the four 2s
-MAX_WIDTH = 2**15 - 1  # a position's parent is an int16 slot of the level above
+# The trail: for each position kept, its slot in the level above and the move that led
+# to it, packed as parent * TRAIL_MOVES + move in one int32, the levels one after
+# another (level d from trail_start[d]). It grows with the positions kept, which are
+# the budget at most: 4 bytes a position of the budget.
+TRAIL_MOVES = 4096  # a move is card * 52 + cell < 2,704
+MAX_WIDTH = 2**31 // TRAIL_MOVES - 1  # a parent slot must fit the packed int32
 
 
 @njit(cache=True, inline="always")
@@ -118,6 +127,8 @@ def _table_size_nb(budget):
     size = 1024
     while size < 8 * budget and size < (1 << TABLE_BITS):
         size *= 2
+    while size < 2 * budget and size < (1 << WIDE_TABLE_BITS):
+        size *= 2
     return size
 
 
@@ -152,8 +163,8 @@ def beam_line_nb(state, width, budget, keep, line):
     cand_move = np.empty(cap, np.int16)
     cand_value = np.empty(cap, np.int32)
     cand_key = np.empty(cap, np.int64)
-    parent = np.empty((BEAM_DEPTH + 1, width), np.int16)
-    move = np.empty((BEAM_DEPTH + 1, width), np.int16)
+    trail = np.empty(max(1024, min(budget, 16 * width)), np.int32)
+    trail_start = np.zeros(BEAM_DEPTH + 2, np.int64)
     keys = np.zeros(_table_size_nb(budget), np.int64)
     counts = np.empty(VALUE_BINS, np.int64)
     out = np.empty(MAX_MOVES, np.int64)
@@ -194,25 +205,29 @@ def beam_line_nb(state, width, budget, keep, line):
                 n_cand += 1
         if won or n_cand == 0 or nodes >= budget:
             break
+        start = trail_start[depth + 1]
+        if start + width > trail.shape[0]:
+            trail = _grown_nb(trail, start + width)
         size = _next_level_nb(
             beam, nxt, nxt_keys, cand_parent, cand_move, cand_value, cand_key, n_cand,
-            width, counts, parent[depth + 1], move[depth + 1],
+            width, counts, trail[start : start + width],
         )  # fmt: skip
+        trail_start[depth + 2] = start + size
         beam, nxt = nxt, beam
         beam_keys, nxt_keys = nxt_keys, beam_keys
     if not won and best < 0:
         return 0, best, nodes, False
-    length = _trace_line_nb(parent, move, best_depth, best_slot, line)
+    length = _trace_line_nb(trail, trail_start, best_depth, best_slot, line)
     return length, best, nodes, won
 
 
 @njit(cache=True)
 def _next_level_nb(
     beam, nxt, nxt_keys, cand_parent, cand_move, cand_value, cand_key, n_cand, width,
-    counts, parent, move,
+    counts, trail,
 ):  # fmt: skip
-    """Write the width best candidates into nxt (their keys, parents and moves
-    beside them); how many."""
+    """Write the width best candidates into nxt (their keys beside them, their parents
+    and moves into trail); how many."""
     threshold, room = 0, width
     if n_cand > width:
         threshold, room = _threshold_nb(cand_value, n_cand, width, counts)
@@ -229,18 +244,25 @@ def _next_level_nb(
         m = cand_move[c]
         move_card_nb(nxt[size], m // CELLS, m % CELLS)
         nxt_keys[size] = cand_key[c]
-        parent[size] = cand_parent[c]
-        move[size] = m
+        trail[size] = cand_parent[c] * TRAIL_MOVES + m
         size += 1
     return size
 
 
 @njit(cache=True)
-def _trace_line_nb(parent, move, depth, slot, line):
+def _grown_nb(trail, at_least):
+    grown = np.empty(max(at_least, 2 * trail.shape[0]), np.int32)
+    grown[: trail.shape[0]] = trail
+    return grown
+
+
+@njit(cache=True)
+def _trace_line_nb(trail, trail_start, depth, slot, line):
     """Write the moves from the root to beam slot `slot` at `depth` into line."""
     length = min(depth, line.shape[0])
     for d in range(depth, 0, -1):
+        packed = trail[trail_start[d] + slot]
         if d <= length:
-            line[d - 1] = move[d, slot]
-        slot = parent[d, slot]
+            line[d - 1] = packed % TRAIL_MOVES
+        slot = packed // TRAIL_MOVES
     return length

@@ -5,7 +5,7 @@ So the phase between two redeals is an open puzzle, and the solver decides it: i
 explores every position reachable by card moves (M2-M4) until it finds a won grid
 (M6), or until none is left, which proves that no line wins the phase.
 
-Four stages (decide_nb), the first win ending them:
+Four stages (decide_nb), the first win ending them, and in the last phase two more:
 
 - `beam_line_nb` (policies.montana_beam), a beam search of twice the budget of
   positions, 1 a level per 100 of them (at most BEAM_WIDTH_CAP): it finds wins
@@ -52,6 +52,13 @@ Why `solve_nb` is exact:
   tens of millions of classes per search, that chance is below one in ten thousand
   million.
 
+In the last phase, where no redeal follows and the verdict is the deal's, a phase
+these stages leave undecided is searched again with the `final` budget, `final` times
+`nodes` (final_decide_nb): a beam up to FINAL_BEAM_WIDTH_CAP wide, then `solve_nb` over all
+of that budget, skipping every class with a card frozen astray (frozen_astray_nb): a
+card that can never move again outside its final cell proves the class lost, so the
+skip keeps the search exact; it only misses stuck grids, which matter to a redeal.
+
 Every stage records the best stuck position it meets (M5: what a redeal keeps), by
 `keep_value_nb`, with the line to it: when a phase cannot be won, the policy plays to
 that position and lets the redeal come.
@@ -69,6 +76,7 @@ from sim.engine.montana import (
     GRID,
     KING,
     MAX_LEGAL,
+    MAX_REDEALS,
     OUTCOME_LOST,
     OUTCOME_UNKNOWN,
     OUTCOME_WON,
@@ -112,12 +120,13 @@ from sim.policies.search import (
 )
 
 # The seen set of positions (policies.search): from 2**TABLE_MIN_BITS slots, doubled
-# when half full, up to 2**TABLE_MAX_BITS (8 bytes a slot: 256 MB at most, reached only
-# by budgets above 16M positions). A key that finds no free slot within PROBE_LIMIT
-# steps replaces the one at its home slot. A smaller largest table forgets more: at
-# nodes=16M, 2**22 slots decided 132 of 200 deals, 2**25 142.
+# when half full, up to 2**TABLE_MAX_BITS (8 bytes a slot: 2 GB at most, reached only
+# by searches of more than 64M positions, the last phase's at large `final` budgets).
+# A key that finds no free slot within PROBE_LIMIT steps replaces the one at its home
+# slot. A smaller largest table forgets more: at nodes=16M, 2**22 slots decided 132 of
+# 200 deals, 2**25 142.
 TABLE_MIN_BITS = 12
-TABLE_MAX_BITS = 25
+TABLE_MAX_BITS = 28
 PROBE_LIMIT = 32
 
 # Deepest line a search follows; a line cut here makes the verdict `unknown`.
@@ -147,6 +156,10 @@ LDS_NODES_CAP = 250_000
 BEAM_BUDGET_SHARE = 2
 BEAM_NODES_PER_WIDTH = 100
 BEAM_WIDTH_CAP = 20_000
+# The wider beam of a phase no redeal follows (final_decide_nb): its level arrays take
+# about 300 bytes a position of its width (77 MB) and its trail 4 bytes a position
+# expanded (105 MB at most).
+FINAL_BEAM_WIDTH_CAP = 2**18
 
 # A class's key counts each 2 lying in column 1 by this key instead of its cell's.
 TOKEN = zobrist_keys(20261201, (FIRST_TWO + 4,))
@@ -544,9 +557,69 @@ def solve_nb(state, budget, keep, line):
     return verdict, nodes, length
 
 
+# A card that can never move again and does not lie in its final cell proves the grid
+# lost (frozen_astray_nb). Which cards are frozen: once column 1 holds no gap, a 2 can
+# move only if some column-1 card moves first; a card c above a 2 can move only into
+# the cell right of its predecessor c - 4. So a set of cards is frozen for good when
+# each of its 2s sees column 1 held by cards of the set, and each of its other cards
+# has its predecessor in the set and, right of it, a card of the set (or the edge):
+# none of them can be the first to move. The largest such set is found by striking
+# out, until none is left, every card that fails this. For example:
+#
+#   r1  2H 3H 4H 5H 9C ..          6H can go only right of 5H, where 9C lies;
+#   r2  2C 3C 4C 5C 6C 7C 8C 6H .. 9C only right of 8C, where 6H lies;
+#   r3  2D ..                      every column-1 cell holds a 2 that stays:
+#   r4  2S ..                      6H and 9C are frozen, and lie astray.
+#
+# The test is run only where no redeal is left (a redeal lifts every card again).
+
+
 @njit(cache=True)
-def class_solve_nb(state, budget, keep, line):
+def frozen_astray_nb(state):
+    """True when some card can never move again outside its final cell: lost (M6)."""
+    for row in range(ROWS):
+        if state[GRID + COLS * row] == GAP:
+            return False  # a 2 can still move, and so, in time, can any card
+    frozen = np.ones(CELLS, np.bool_)
+    struck = True
+    while struck:
+        struck = False
+        for card in range(FIRST_TWO, CELLS):
+            if frozen[card] and not _stays_nb(state, frozen, card):
+                frozen[card] = False
+                struck = True
+    for card in range(FIRST_TWO, CELLS):
+        if frozen[card]:
+            cell = state[WHERE + card]
+            column, first = cell % COLS, state[GRID + cell - cell % COLS]
+            if column != card // 4 - 1 or first != FIRST_TWO + card % 4:
+                return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _stays_nb(state, frozen, card):
+    """Whether card cannot move before some card outside `frozen` does."""
+    if card < FIRST_TWO + 4:
+        for row in range(ROWS):  # noqa: SIM110 (a plain loop compiles to the tightest code)
+            if not frozen[state[GRID + COLS * row]]:
+                return False
+        return True
+    if not frozen[card - 4]:
+        return False
+    cell = state[WHERE + card - 4]
+    if cell % COLS == COLS - 1:
+        return True
+    right = state[GRID + cell + 1]
+    return right != GAP and frozen[right]
+
+
+@njit(cache=True)
+def class_solve_nb(state, budget, keep, line, prune=False):
     """solve_nb, also returning the worth of the stuck position its line leads to.
+    prune: a class with a frozen card astray (frozen_astray_nb) is lost and not
+    searched further; its stuck grids are then not met, so the line may lead to a
+    worse one. Only for a phase no redeal follows.
 
     Search stack, one entry per depth d (0 = the root):
         actions[d, :count[d]], orders[d, :count[d]]   the class's moves, best first
@@ -620,6 +693,8 @@ def class_solve_nb(state, budget, keep, line):
         count[depth] = 0
         if depth == DEPTH_CAP:
             cut = True  # a line this long is left unexplored: no proof any more
+            continue
+        if prune and frozen_astray_nb(scratch):
             continue
         count[depth] = class_moves_nb(scratch, actions[depth], orders[depth], values, legal, column)
         if count[depth] == 0:
@@ -766,14 +841,45 @@ def _exact_stages_nb(state, budget, keep, line, lds_eighths, restricted_eighths)
 
 
 @njit(cache=True)
-def plan_phase_nb(state, budget, keep):
+def final_decide_nb(state, budget, final, keep, line):
+    """decide_nb for a phase no redeal follows, where a verdict is the deal's: when
+    the search of `budget` positions leaves it undecided and `final` is larger, a beam
+    as wide as `final` allows (FINAL_BEAM_WIDTH_CAP at most) looks for a win, then the
+    whole game over classes is searched with `final` positions, skipping classes
+    with a frozen card astray. The line kept is the one to the better end."""
+    verdict, nodes, length = decide_nb(state, budget, keep, line)
+    if verdict != OUTCOME_UNKNOWN or final <= budget:
+        return verdict, nodes, length
+    worth = _end_value_nb(state, line, length, keep)
+    kept = line[:length].copy()
+    beam_budget = min(BEAM_BUDGET_SHARE * final, FINAL_BEAM_WIDTH_CAP * BEAM_NODES_PER_WIDTH)
+    width = max(1, beam_budget // BEAM_NODES_PER_WIDTH)
+    beam_len, beam_worth, beam_nodes, won = beam_line_nb(state, width, beam_budget, keep, line)
+    nodes += beam_nodes
+    if won:
+        return OUTCOME_WON, nodes, beam_len
+    if beam_worth > worth:
+        worth, kept = beam_worth, line[:beam_len].copy()
+    verdict, used, length, value = class_solve_nb(state, final, keep, line, True)
+    nodes += used
+    if verdict == OUTCOME_WON or value > worth:
+        return verdict, nodes, length
+    line[: kept.shape[0]] = kept
+    return verdict, nodes, kept.shape[0]
+
+
+@njit(cache=True)
+def plan_phase_nb(state, budget, keep, final=0):
     """Decide the phase from state and store the line as the plan (engine.montana).
 
     The verdict slot keeps the verdict of the phase's first search, the one made
     from the grid as dealt: a later search starts further down a line, so it can
     only add that the phase is won."""
     line = state[SCRATCH_PLAN : SCRATCH_PLAN + PLAN_CAP]
-    verdict, nodes, length = decide_nb(state, budget, keep, line)
+    if state[REDEALS] >= state[MAX_REDEALS]:
+        verdict, nodes, length = final_decide_nb(state, budget, final, keep, line)
+    else:
+        verdict, nodes, length = decide_nb(state, budget, keep, line)
     if state[SCRATCH_VERDICT] == VERDICT_PENDING or verdict == OUTCOME_WON:
         state[SCRATCH_VERDICT] = verdict
     state[SCRATCH_PLAN_DEAL] = state[REDEALS]
@@ -782,7 +888,7 @@ def plan_phase_nb(state, budget, keep):
     return nodes
 
 
-NODES, KEEP = param_slots(SOLVER_PARAMS, "nodes", "keep")
+NODES, KEEP, FINAL = param_slots(SOLVER_PARAMS, "nodes", "keep", "final")
 
 
 @njit(cache=True)
@@ -791,7 +897,8 @@ def solver_nb(state, legal, n_legal, params, stream):
     planned = _planned_index_nb(state, legal, n_legal)
     if planned >= 0:
         return planned
-    plan_phase_nb(state, max(1, np.int64(params[NODES])), np.int64(params[KEEP]))
+    budget = max(1, np.int64(params[NODES]))
+    plan_phase_nb(state, budget, np.int64(params[KEEP]), budget * np.int64(params[FINAL]))
     planned = _planned_index_nb(state, legal, n_legal)
     if planned >= 0:
         return planned

@@ -113,3 +113,29 @@ def test_the_solver_keeps_the_beam_s_stuck_grid_when_it_is_the_better_one():
             assert verdict == montana.OUTCOME_WON
         else:
             assert rule_score(end) >= worth
+
+
+def test_a_line_is_traced_through_parent_slots_beyond_sixteen_bits():
+    # Level 1 holds 40,000 positions and the line goes through its slot 39,999: each
+    # kept position's parent and move are packed into one int32 of the trail.
+    width, moves = 40_000, (action("9S>r4c8"), action("TS>r4c9"))
+    trail = np.zeros(2 * width, np.int32)
+    trail_start = np.zeros(montana_beam.BEAM_DEPTH + 2, np.int64)
+    trail_start[2], trail_start[3] = width, 2 * width
+    trail[39_999] = 0 * montana_beam.TRAIL_MOVES + moves[0]
+    trail[width + 35_000] = 39_999 * montana_beam.TRAIL_MOVES + moves[1]
+    line = np.zeros(8, np.int16)
+    assert montana_beam._trace_line_nb(trail, trail_start, 2, 35_000, line) == 2
+    assert tuple(line[:2]) == moves
+
+
+def test_a_beam_wider_than_sixteen_bits_of_slots_wins_by_a_legal_line():
+    # Deal 11 of seed 99 without redeals: the solver's default beam (20,000 wide) does
+    # not win it, a beam 64,000 wide does; its line plays by the rules to the win.
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    montana.deal_nb(99, 11, 0, state)
+    line, _, won = beam(state, 64_000, 6_400_000)
+    assert won
+    end = replay(list(state[: montana.CELLS]), line)
+    assert rule_score(end) == 48 and not rule_moves(end)
+    assert not beam(state, 20_000, 2_000_000)[2]

@@ -281,6 +281,137 @@ def test_M4_extending_a_run_first_can_lose_a_win_even_where_column_one_2s_stay()
     assert solve(grid)[0] == montana.OUTCOME_WON
 
 
+def test_M4_M6_two_cards_that_block_each_other_for_good_prove_the_grid_lost():
+    # Column 1 holds four 2s, so no 2 moves again and every run stays. 6H can go only
+    # right of 5H, where 9C lies; 9C only right of 8C, where 6H lies: neither can be
+    # the first to move, and neither lies in its final cell.
+    # r1  2H 3H 4H 5H 9C 7H 8H .. TH JH QH KH ..
+    # r2  2C 3C 4C 5C 6C 7C 8C 6H 9H TC JC QC KC
+    # r3  2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..
+    # r4  2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS ..
+    rows = (
+        "2H 3H 4H 5H 9C 7H 8H .. TH JH QH KH ..",
+        "2C 3C 4C 5C 6C 7C 8C 6H 9H TC JC QC KC",
+        "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS ..",
+    )
+    assert solver.frozen_astray_nb(position(*rows, redeals=0))
+    # with 9C and 6H the other way round nothing is astray: 9H goes right of 8H, won
+    swapped = rows[0].replace("9C", "6H"), rows[1].replace("6H", "9C")
+    assert not solver.frozen_astray_nb(position(*swapped, redeals=0))
+    # a gap in column 1 lets a 2 move, so in time any card may: nothing is frozen
+    opened = rows[0], rows[1], rows[2], ".. 3S 4S 5S 6S 7S 8S 9S TS JS QS KS 2S"
+    assert not solver.frozen_astray_nb(position(*opened, redeals=0))
+
+
+def winnable_positions(grid, limit):
+    """Every position reachable from grid and whether a line from it wins (M6), by
+    a backward sweep over the graph of the rules; None beyond limit positions."""
+    start = tuple(grid)
+    children, todo = {start: []}, [start]
+    while todo:
+        here = todo.pop()
+        for source, target in rule_moves(list(here)):
+            after = list(here)
+            after[target], after[source] = after[source], -1
+            after = tuple(after)
+            children[here].append(after)
+            if after not in children:
+                children[after] = []
+                todo.append(after)
+                if len(children) > limit:
+                    return None
+    won = {g for g, c in children.items() if not c and rule_score(g) == 48}
+    grew = True
+    while grew:
+        grew = False
+        for here, after in children.items():
+            if here not in won and any(a in won for a in after):
+                won.add(here)
+                grew = True
+    return {here: here in won for here in children}
+
+
+@pytest.mark.parametrize("free_ranks, free_low", [(3, False), (4, False), (2, True), (3, True)])
+def test_M6_a_frozen_card_astray_is_only_ever_found_in_a_lost_position(free_ranks, free_low):
+    # Every position reachable from small variants, each judged by the backward sweep:
+    # the frozen-card test never condemns one that can still be won, and it does
+    # condemn some lost ones.
+    rng = random.Random(7000 + 10 * free_ranks + free_low)
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    condemned = checked = 0
+    while checked < 3000:
+        positions = winnable_positions(small_variant(rng, free_ranks, free_low), 5_000)
+        if positions is None:
+            continue
+        for grid, winnable in positions.items():
+            montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+            if solver.frozen_astray_nb(state):
+                assert not winnable, grid
+                condemned += 1
+            checked += 1
+    assert condemned > 0
+
+
+@pytest.mark.parametrize("free_ranks, free_low", [(4, False), (3, True)])
+def test_a_class_search_that_skips_frozen_cards_astray_keeps_every_verdict(free_ranks, free_low):
+    # Skipping the classes the frozen-card test condemns changes no verdict and never
+    # costs positions; its lines still play by the rules, a won one to the win, a lost
+    # one to a stuck grid, or nowhere when every stuck grid lay beyond a condemned class.
+    rng = random.Random(8000 + 10 * free_ranks + free_low)
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    line = np.zeros(montana.PLAN_CAP, np.int16)
+    saved = checked = 0
+    while checked < 30:
+        grid = small_variant(rng, free_ranks, free_low)
+        truth = exhaustive(grid, 10_000)
+        if truth is None:
+            continue
+        checked += 1
+        montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+        verdict, nodes, _, _ = solver.class_solve_nb(state, 10**7, solver.KEEP_SCORE, line)
+        pruned, fewer, length, _ = solver.class_solve_nb(
+            state, 10**7, solver.KEEP_SCORE, line, True
+        )
+        assert pruned == verdict == (montana.OUTCOME_WON if truth[0] else montana.OUTCOME_LOST)
+        assert fewer <= nodes
+        saved += nodes - fewer
+        end = replay(grid, line[:length])
+        if truth[0]:
+            assert rule_score(end) == 48 and not rule_moves(end)
+        else:
+            assert length == 0 or not rule_moves(end)
+    assert saved > 0
+
+
+@pytest.mark.parametrize("free_ranks, free_low", [(4, False), (3, True)])
+def test_a_last_phase_left_undecided_is_searched_again_with_the_final_budget(free_ranks, free_low):
+    # With 2 positions the first search decides little; with final=10M the second one
+    # decides every small variant as the exhaustive search does, and its line plays by
+    # the rules to a win, or else to a stuck grid. A final budget no larger than the
+    # first changes nothing.
+    rng = random.Random(9000 + 10 * free_ranks + free_low)
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    line = np.zeros(montana.PLAN_CAP, np.int16)
+    undecided = checked = 0
+    while checked < 20:
+        grid = small_variant(rng, free_ranks, free_low)
+        truth = exhaustive(grid, 10_000)
+        if truth is None:
+            continue
+        checked += 1
+        montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+        first = solver.decide_nb(state, 2, solver.KEEP_SCORE, line)
+        undecided += first[0] == montana.OUTCOME_UNKNOWN
+        assert solver.final_decide_nb(state, 2, 2, solver.KEEP_SCORE, line) == first
+        verdict, _, length = solver.final_decide_nb(state, 2, 10**7, solver.KEEP_SCORE, line)
+        assert verdict == (montana.OUTCOME_WON if truth[0] else montana.OUTCOME_LOST), grid
+        end = replay(grid, line[:length])
+        assert (rule_score(end) == 48) == truth[0]
+        assert length == 0 or not rule_moves(end)
+    assert undecided > 0
+
+
 def restricted(grid, extend_first, budget=10_000_000):
     state = np.zeros(montana.STATE_SIZE, np.int16)
     montana.set_grid_nb(state, np.array(grid, np.int16), 0)
@@ -379,14 +510,15 @@ def lost_is_never_contradicted(deals, solver_params):
 
 
 def test_solver_lost_is_never_contradicted_by_another_policy_winning():
-    outcome = lost_is_never_contradicted(120, ("nodes=200000",))
+    outcome = lost_is_never_contradicted(120, ("nodes=200000", "final=0"))
     assert (outcome == montana.OUTCOME_UNWINNABLE).any() and (outcome == montana.OUTCOME_WON).any()
     assert not (outcome == montana.OUTCOME_LOST).any()  # no redeal: every loss is decided
 
 
 @pytest.mark.slow
 def test_solver_lost_is_never_contradicted_on_three_hundred_deals():
-    outcome = lost_is_never_contradicted(300, ())
+    # the last phase searched again with 4M positions: its proofs are checked too
+    outcome = lost_is_never_contradicted(300, ("final=4",))
     assert (outcome == montana.OUTCOME_UNWINNABLE).sum() >= 5
 
 
@@ -404,7 +536,7 @@ def test_solver_logs_pass_the_referee_and_unknown_is_a_stuck_grid():
 
 
 def test_a_won_verdict_is_a_won_row_and_lost_rows_end_stuck_at_their_best():
-    rows, _ = rows_and_logs("solver", 7, 30, 0, ("nodes=50000",))
+    rows, _ = rows_and_logs("solver", 7, 30, 0, ("nodes=50000", "final=4"))
     outcome = rows[:, column("outcome")]
     assert set(outcome) <= {
         montana.OUTCOME_WON,

@@ -245,6 +245,14 @@ def test_explain_refuses_a_bad_combination_in_one_line(args, code, message):
     assert result.output.strip() == message
 
 
+def test_show_refuses_step_with_final_in_one_line():
+    result = sim("show", "calc", "--step", "--final")
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "Error: --step shows the moves one by one, --final only the end: give one"
+    )
+
+
 @pytest.mark.parametrize("args", [["show", "--help"], ["show", "calc", "--help"]])
 def test_show_help_loads_no_solver_and_no_compiled_code(args):
     code = (

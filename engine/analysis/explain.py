@@ -455,12 +455,17 @@ class _Montana(_Judge):
 
     def solve(self, state, nodes, kind):
         # decide_nb gives most of its budget to a look for a win that cannot prove a
-        # loss: a proof is asked of the exhaustive search alone.
+        # loss: a proof is asked of the exhaustive search alone. Only the last phase is
+        # judged, where no redeal lifts a frozen card: the search skips classes with a
+        # card frozen astray, lost for good.
         solver = self.montana_solver
-        search = solver.decide_nb if kind == WIN_SEARCH else solver.solve_nb
-        verdict, used, length = search(
-            state, np.int64(nodes), np.int64(solver.KEEP_SCORE), self.winning
-        )
+        budget, keep = np.int64(nodes), np.int64(solver.KEEP_SCORE)
+        if kind == WIN_SEARCH:
+            verdict, used, length = solver.decide_nb(state, budget, keep, self.winning)
+        else:
+            verdict, used, length, _ = solver.class_solve_nb(
+                state, budget, keep, self.winning, True
+            )
         return _verdict(verdict), int(used), [int(a) for a in self.winning[:length]]
 
     def lost_by_rules(self, state):
