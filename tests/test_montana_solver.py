@@ -297,7 +297,7 @@ def test_M4_M6_two_cards_that_block_each_other_for_good_prove_the_grid_lost():
     )
     assert solver.frozen_astray_nb(position(*rows, redeals=0))
     # with 9C and 6H the other way round nothing is astray: 9H goes right of 8H, won
-    swapped = rows[0].replace("9C", "6H"), rows[1].replace("6H", "9C")
+    swapped = rows[0].replace("9C", "6H"), rows[1].replace("6H", "9C"), *rows[2:]
     assert not solver.frozen_astray_nb(position(*swapped, redeals=0))
     # a gap in column 1 lets a 2 move, so in time any card may: nothing is frozen
     opened = rows[0], rows[1], rows[2], ".. 3S 4S 5S 6S 7S 8S 9S TS JS QS KS 2S"
