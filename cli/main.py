@@ -590,6 +590,12 @@ def _env_flag(name):
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
 
+def speed_text(speed):
+    """Deals a second, whole above 10, else to two figures: a slow policy's 0.25 is
+    not 0."""
+    return f"{speed:,.0f}" if speed >= 10 else f"{speed:.2g}"
+
+
 def format_summary(request, result):
     totals = result.totals
     low, high = totals.win_interval
@@ -607,7 +613,7 @@ def format_summary(request, result):
         )
         lines.append(f"outcomes    {shares}")
     speed = result.deals_played / result.wall_time if result.wall_time > 0 else 0.0
-    lines.append(f"wall time   {result.wall_time:.2f} s  ({speed:,.0f} deals/s)")
+    lines.append(f"wall time   {result.wall_time:.2f} s  ({speed_text(speed)} deals/s)")
     lines.append(f"written     {result.path}")
     return "\n".join(lines)
 

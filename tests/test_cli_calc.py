@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, sim
 
+from sim.cli.main import speed_text
 from sim.policies.registry import builtin_policies
 
 
@@ -20,6 +21,14 @@ def rows(path):
 
 def meta(path):
     return json.loads(pq.read_metadata(path).metadata[b"sim"])
+
+
+@pytest.mark.parametrize(
+    ("speed", "text"),
+    [(0.2536, "0.25"), (3.44, "3.4"), (9.4, "9.4"), (10.4, "10"), (186_512.3, "186,512")],
+)
+def test_the_summary_gives_a_slow_policy_s_speed_in_two_figures_not_zero(speed, text):
+    assert speed_text(speed) == text
 
 
 def test_summary_names_wins_interval_speed_and_file(tmp_path):
