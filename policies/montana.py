@@ -9,7 +9,7 @@ SEARCH_PARAMS = (Param("nodes", int, 50000, "positions one search may explore", 
 SOLVER_PARAMS = (
     Param("nodes", int, 1_000_000, "positions one search may explore", 1, 100_000_000),
     Param("keep", int, 0, "stuck grid to aim for: 0 score, 1 runs, 2 first", 0, 2),
-    Param("final", int, 30, "times nodes for a last phase left undecided (0: none)", 0, 1000),
+    Param("final", int, 30, "times nodes for a last phase left undecided (0, 1: none)", 0, 1000),
 )
 
 random = Policy(

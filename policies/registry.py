@@ -74,7 +74,9 @@ class Param:
         return f"at most {high}" if low is None else f"in {low}..{high}"
 
     def describe(self):
-        return f"{self.name}={self.default:g} ({self.type.__name__}) {self.help}".rstrip()
+        # An integer as a user may type it back: 1_000_000, not 1e+06.
+        default = f"{int(self.default):_}" if self.type is int else f"{self.default:g}"
+        return f"{self.name}={default} ({self.type.__name__}) {self.help}".rstrip()
 
     def problem(self):
         """What is wrong with this declaration, in words, or None."""

@@ -32,8 +32,8 @@ def test_chunks_cover_every_deal_once_in_order():
 
 def test_the_first_chunks_are_tiny_and_the_last_are_no_crumbs():
     per_deal = 2e-6
-    chunks = plan(0, 1_000_000, per_deal)
-    assert [count for _, count in chunks[:3]] == [1, 2, 4]
+    chunks = plan(0, 1_000_000, per_deal)  # two workers: a deal each, then doubling
+    assert [count for _, count in chunks[:4]] == [1, 1, 2, 4]
     full = min(pool.MAX_CHUNK, int(pool.CHUNK_SECONDS / per_deal))
     assert all(count >= full // pool.TAIL_FRACTION for _, count in chunks[10:-1])
     assert len(chunks) < 60
@@ -153,3 +153,27 @@ def test_only_a_move_log_makes_chunks_smaller_than_their_executors_own_cap():
     assert executors._most_deals(plain, cluster.MAX_CHUNK) == cluster.MAX_CHUNK
     assert executors._most_deals(plain, pool.MAX_CHUNK) == pool.MAX_CHUNK
     assert executors._most_deals(logged, cluster.MAX_CHUNK) == 16
+
+
+class _HeldChunks:
+    """A worker as the pool feeds it: only the chunks it was handed."""
+
+    def __init__(self):
+        self.tasks = []
+
+    def send(self, chunk):
+        self.tasks.append(chunk)
+
+
+def test_a_run_of_a_few_slow_deals_gives_every_worker_a_chunk_before_any_gets_two():
+    # Two deals on two workers: one each, not both queued on the first worker while
+    # the second idles (solver deals can take a minute each).
+    for deals, workers in ((2, 2), (3, 2), (4, 4)):
+        feeder = pool._Pool.__new__(pool._Pool)
+        feeder.planner = pool.ChunkPlanner(0, deals, workers)
+        feeder.workers = [_HeldChunks() for _ in range(workers)]
+        feeder.retry, feeder.fault_at = pool.collections.deque(), None
+        feeder.feed_all()
+        assert all(worker.tasks for worker in feeder.workers), (deals, workers)
+        handed = sorted(chunk for worker in feeder.workers for chunk in worker.tasks)
+        assert sum(count for _, count in handed) == deals

@@ -595,3 +595,11 @@ def test_journal_lines_are_streamed_whole_lines_only(tmp_path):
         assert list(lines) == ["a\n", "b\n", "c\n"]
         assert list(journal.iter_lines(path, 2)) == ["a\n", "b\n"]
     assert list(journal.iter_lines(tmp_path / "none.jsonl", 5)) == []
+
+
+def test_a_recovery_note_counts_one_deal_in_the_singular():
+    from sim.engine.run import salvage
+
+    assert salvage._deals(1, "finished ") == "1 finished deal"
+    assert salvage._deals(1_234, "finished ") == "1,234 finished deals"
+    assert salvage._deals(0) == "0 deals"

@@ -290,3 +290,11 @@ def test_one_plugin_declared_by_two_entry_points_is_listed_once(monkeypatch, tmp
     entries = [*registry.metadata.entry_points(), entry]
     monkeypatch.setattr(registry.metadata, "entry_points", lambda group=None: entries)
     assert [p.name for p in registry.plugin_policies("calc")] == ["twin"]
+
+
+def test_a_listed_integer_default_reads_as_a_user_may_type_it_back():
+    nodes = Param("nodes", int, 1_000_000, "positions", 1, 10**8)
+    assert nodes.describe() == "nodes=1_000_000 (int) positions"
+    shown = nodes.describe().split()[0].partition("=")[2]
+    assert nodes.parse(shown) == 1_000_000
+    assert Param("weight", float, 0.25).describe() == "weight=0.25 (float)"

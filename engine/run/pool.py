@@ -49,15 +49,16 @@ class WorkerFailure(RuntimeError):
 class ChunkPlanner:
     """Chunks (start, count) of deals first .. end - 1, sized as the run goes.
 
-    The first chunks are tiny (1, 2, 4... deals), so a slow policy shows progress from
-    its first deal; then each chunk is sized to take about CHUNK_SECONDS at the speed
-    measured so far, and at most `most` deals. Chunks are made one at a time, so any
-    count of deals costs nothing up front."""
+    The first chunks are tiny (one deal for each worker, then 2, 4... deals), so a slow
+    policy shows progress from its first deal and a few slow deals are shared out; then
+    each chunk is sized to take about CHUNK_SECONDS at the speed measured so far, and
+    at most `most` deals. Chunks are made one at a time, so any count of deals costs
+    nothing up front."""
 
     def __init__(self, first, end, workers, seconds=CHUNK_SECONDS, most=MAX_CHUNK):
         self.next_start, self.end, self.workers, self.seconds = first, end, workers, seconds
         self.most = most
-        self.last_size = 0
+        self.last_size, self.made = 0, 0
         self.deals_timed, self.seconds_timed = 0, 0.0
 
     def record(self, deals, seconds):
@@ -67,7 +68,8 @@ class ChunkPlanner:
     def next(self):
         if self.next_start >= self.end:
             return None
-        size = min(self.most, max(1, 2 * self.last_size))
+        self.made += 1
+        size = 1 if self.made <= self.workers else min(self.most, max(1, 2 * self.last_size))
         if self.deals_timed:
             per_deal = max(self.seconds_timed / self.deals_timed, 1e-8)
             target = int(min(self.most, max(1, self.seconds / per_deal)))
@@ -163,8 +165,11 @@ class _Pool:
         return wait(watched, POLL_SECONDS)
 
     def feed_all(self):
-        for worker in self.workers:
-            self._feed(worker)
+        # One chunk to each worker before a second to any: a run of a few slow deals
+        # is then shared out, not queued on the first worker.
+        for held in range(1, IN_FLIGHT + 1):
+            for worker in self.workers:
+                self._feed(worker, held)
 
     def tend(self, slot, ready):
         """Take the worker's result if one is ready, replace it if it died or hangs, and
@@ -198,10 +203,10 @@ class _Pool:
     def _note_fault(self, deal):
         self.fault_at = min(self.fault_at or deal, deal)
 
-    def _feed(self, worker):
-        """Hand the worker chunks up to IN_FLIGHT: those to play again first, then new ones
-        until a fault is known (deals past it would be thrown away)."""
-        while len(worker.tasks) < IN_FLIGHT:
+    def _feed(self, worker, held=IN_FLIGHT):
+        """Hand the worker chunks until it holds `held`: those to play again first, then
+        new ones until a fault is known (deals past it would be thrown away)."""
+        while len(worker.tasks) < held:
             chunk = self.retry.popleft() if self.retry else None
             if chunk is None and self.fault_at is None:
                 chunk = self.planner.next()

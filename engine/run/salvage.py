@@ -41,10 +41,10 @@ def _salvage(request, out, locks):
     journals = journal.JournalPaths.beside(out, log)
     if rows.shape[0] == 0 or request.overwrite:
         journals.remove()
-        return [f"discarded {len(rows):,} deals a killed run left for {out}"] if len(rows) else []
+        return [f"discarded {_deals(len(rows))} a killed run left for {out}"] if len(rows) else []
     if not _may_salvage_into(out, description, before):
         raise RunError(
-            f"a killed run left {rows.shape[0]:,} finished deals for {out} in {path} that "
+            f"a killed run left {_deals(rows.shape[0], 'finished ')} for {out} in {path} that "
             f"do not continue {out}; move {out} away to keep them, or use --overwrite"
         )
     if log and not (request.log_moves and same_file(log, request.log_moves)):
@@ -80,7 +80,7 @@ def _may_salvage_into(out, description, before):
 
 def _recovered(request, out, kept, description):
     """The note on the deals recovered; an error unless this run goes on to finish them."""
-    note = f"recovered {kept:,} finished deals of a killed run into {out}"
+    note = f"recovered {_deals(kept, 'finished ')} of a killed run into {out}"
     if kept == description["n"]:
         raise RunError(f"{note}: every deal of the run, so the file is complete")
     mine = json.loads(json.dumps(request.description()))  # as stored: JSON values
@@ -105,3 +105,8 @@ def _resume_command(description, out):
     if description.get("log_moves"):
         words += ["--log-moves", description["log_moves"]]
     return shlex.join(words + ["--resume"])
+
+
+def _deals(count, kind=""):
+    """'1 finished deal', '2 finished deals'."""
+    return f"{count:,} {kind}deal" + ("" if count == 1 else "s")
