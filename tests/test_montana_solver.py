@@ -120,6 +120,26 @@ def small_variant(rng, free_ranks, free_low):
     return grid
 
 
+def judged_small_variants(rng, free_ranks, free_low, count, limit=10_000):
+    """`count` small variants whose whole game has at most `limit` positions, each with
+    the exhaustive search's (won, best stuck score, reachable positions)."""
+    while count:
+        grid = small_variant(rng, free_ranks, free_low)
+        truth = exhaustive(grid, limit)
+        if truth is not None:
+            count -= 1
+            yield grid, truth
+
+
+def assert_line_ends_as_the_rules_say(grid, line, won):
+    """A won line ends on the won grid; any other ends stuck, or is empty."""
+    end = replay(grid, line)
+    if won:
+        assert rule_score(end) == 48 and not rule_moves(end)
+    else:
+        assert len(line) == 0 or not rule_moves(end)
+
+
 def solve(grid, budget=10_000_000, keep=solver.KEEP_SCORE):
     state = np.zeros(montana.STATE_SIZE, np.int16)
     montana.set_grid_nb(state, np.array(grid, np.int16), 0)
@@ -136,14 +156,7 @@ def test_verdicts_match_an_exhaustive_search_on_small_variants(free_ranks, free_
     # leads to the best stuck position there is.
     rng = random.Random(1000 * free_ranks + free_low)
     verdicts = {montana.OUTCOME_WON: 0, montana.OUTCOME_LOST: 0}
-    checked = 0
-    while checked < 30:
-        grid = small_variant(rng, free_ranks, free_low)
-        truth = exhaustive(grid, 10_000)
-        if truth is None:
-            continue
-        checked += 1
-        won, best, reachable = truth
+    for grid, (won, best, reachable) in judged_small_variants(rng, free_ranks, free_low, 30):
         verdict, nodes, line = solve(grid)
         verdicts[verdict] += 1
         assert verdict == (montana.OUTCOME_WON if won else montana.OUTCOME_LOST), grid
@@ -361,13 +374,8 @@ def test_a_class_search_that_skips_frozen_cards_astray_keeps_every_verdict(free_
     rng = random.Random(8000 + 10 * free_ranks + free_low)
     state = np.zeros(montana.STATE_SIZE, np.int16)
     line = np.zeros(montana.PLAN_CAP, np.int16)
-    saved = checked = 0
-    while checked < 30:
-        grid = small_variant(rng, free_ranks, free_low)
-        truth = exhaustive(grid, 10_000)
-        if truth is None:
-            continue
-        checked += 1
+    saved = 0
+    for grid, truth in judged_small_variants(rng, free_ranks, free_low, 30):
         montana.set_grid_nb(state, np.array(grid, np.int16), 0)
         verdict, nodes, _, _ = solver.class_solve_nb(state, 10**7, solver.KEEP_SCORE, line)
         pruned, fewer, length, _ = solver.class_solve_nb(
@@ -376,11 +384,7 @@ def test_a_class_search_that_skips_frozen_cards_astray_keeps_every_verdict(free_
         assert pruned == verdict == (montana.OUTCOME_WON if truth[0] else montana.OUTCOME_LOST)
         assert fewer <= nodes
         saved += nodes - fewer
-        end = replay(grid, line[:length])
-        if truth[0]:
-            assert rule_score(end) == 48 and not rule_moves(end)
-        else:
-            assert length == 0 or not rule_moves(end)
+        assert_line_ends_as_the_rules_say(grid, line[:length], truth[0])
     assert saved > 0
 
 
@@ -393,22 +397,15 @@ def test_a_last_phase_left_undecided_is_searched_again_with_the_final_budget(fre
     rng = random.Random(9000 + 10 * free_ranks + free_low)
     state = np.zeros(montana.STATE_SIZE, np.int16)
     line = np.zeros(montana.PLAN_CAP, np.int16)
-    undecided = checked = 0
-    while checked < 20:
-        grid = small_variant(rng, free_ranks, free_low)
-        truth = exhaustive(grid, 10_000)
-        if truth is None:
-            continue
-        checked += 1
+    undecided = 0
+    for grid, truth in judged_small_variants(rng, free_ranks, free_low, 20):
         montana.set_grid_nb(state, np.array(grid, np.int16), 0)
         first = solver.decide_nb(state, 2, solver.KEEP_SCORE, line)
         undecided += first[0] == montana.OUTCOME_UNKNOWN
         assert solver.final_decide_nb(state, 2, 2, solver.KEEP_SCORE, line) == first
         verdict, _, length = solver.final_decide_nb(state, 2, 10**7, solver.KEEP_SCORE, line)
         assert verdict == (montana.OUTCOME_WON if truth[0] else montana.OUTCOME_LOST), grid
-        end = replay(grid, line[:length])
-        assert (rule_score(end) == 48) == truth[0]
-        assert length == 0 or not rule_moves(end)
+        assert_line_ends_as_the_rules_say(grid, line[:length], truth[0])
     assert undecided > 0
 
 
