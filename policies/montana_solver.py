@@ -575,12 +575,16 @@ def solve_nb(state, budget, keep, line):
 
 
 @njit(cache=True)
-def frozen_astray_nb(state):
-    """True when some card can never move again outside its final cell: lost (M6)."""
+def frozen_astray_nb(state, frozen=None):
+    """True when some card can never move again outside its final cell: lost (M6).
+    frozen: CELLS booleans to work in (the class search passes its own, so that a
+    position judged costs no allocation)."""
     for row in range(ROWS):
         if state[GRID + COLS * row] == GAP:
             return False  # a 2 can still move, and so, in time, can any card
-    frozen = np.ones(CELLS, np.bool_)
+    if frozen is None:
+        frozen = np.empty(CELLS, np.bool_)
+    frozen[:] = True
     struck = True
     while struck:
         struck = False
@@ -645,6 +649,7 @@ def class_solve_nb(state, budget, keep, line, prune=False):
     legal = np.empty(MAX_LEGAL, np.int16)
     column = np.empty(3 * ROWS, np.int64)
     no_line = np.empty(0, np.int16)
+    frozen = np.empty(CELLS, np.bool_)
     keys = new_seen_set_nb(TABLE_MIN_BITS)
     stored = 0
     key = grid_key_nb(scratch)
@@ -694,7 +699,7 @@ def class_solve_nb(state, budget, keep, line, prune=False):
         if depth == DEPTH_CAP:
             cut = True  # a line this long is left unexplored: no proof any more
             continue
-        if prune and frozen_astray_nb(scratch):
+        if prune and frozen_astray_nb(scratch, frozen):
             continue
         count[depth] = class_moves_nb(scratch, actions[depth], orders[depth], values, legal, column)
         if count[depth] == 0:
