@@ -47,7 +47,8 @@ Why `solve_nb` is exact:
   so every stuck grid, the won ones included, is a position of its own, not a class.
 - Nothing else is pruned, not even the extension of a kept run, which looks always
   safe but is not: a whole run can move to another row (its 2 into another column-1
-  gap, then each card after it), and some grids are won only that way.
+  gap, then each card after it), and some grids are won only that way; even with
+  the 2s fixed, the next card may be needed where it lies (safe_extension_nb).
 - Two keys that collide would skip a class wrongly: with 64-bit keys and at most a few
   tens of millions of classes per search, that chance is below one in ten thousand
   million.
@@ -56,8 +57,9 @@ In the last phase, where no redeal follows and the verdict is the deal's, a phas
 these stages leave undecided is searched again with the `final` budget, `final` times
 `nodes` (final_decide_nb): a beam up to FINAL_BEAM_WIDTH_CAP wide, then `solve_nb` over all
 of that budget, skipping every class with a card frozen astray (frozen_astray_nb): a
-card that can never move again outside its final cell proves the class lost, so the
-skip keeps the search exact; it only misses stuck grids, which matter to a redeal.
+card that can never move again outside its final cell proves the class lost; and
+playing a run's extension alone where it provably loses no win (safe_extension_nb).
+Both keep the search exact; they only miss stuck grids, which matter to a redeal.
 
 Every stage records the best stuck position it meets (M5: what a redeal keeps), by
 `keep_value_nb`, with the line to it: when a phase cannot be won, the policy plays to
@@ -618,11 +620,50 @@ def _stays_nb(state, frozen, card):
     return right != GAP and frozen[right]
 
 
+# A run's extension that loses no win. Once column 1 holds the four 2s, no column-1
+# gap can come back, so every kept run stays for good, and the gap at a run's end can
+# only ever take the run's next card x, which can only ever move there. Take a line
+# that wins: x moves once, into that gap, at some step; before it, x lies where it is,
+# and the only use of x there is as the card left of a gap, for x + 4. If that can
+# never happen (x is a K, or lies in column 13, or right of it lies x + 4, which can
+# only follow x, or a frozen card), every move of the line before that step is also
+# legal with x already home, and after it the two lines meet: the position after the
+# extension wins exactly when the position does, so the search plays that move alone.
+# Without that condition it may not (tests/test_montana_solver.py has a grid where a
+# run's extension loses the win). It keeps verdicts, not stuck grids: last phase only.
+
+
+@njit(cache=True)
+def safe_extension_nb(state, frozen):
+    """A move that extends a kept run and loses no win, -1 if none (see above).
+    frozen: as frozen_astray_nb left it for this state."""
+    for row in range(ROWS):
+        first = state[GRID + COLS * row]
+        if first == GAP or first >= FIRST_TWO + 4:
+            return -1
+    for row in range(ROWS):
+        length = state[RUN + row]
+        if length >= COLS - 1:
+            continue
+        end = COLS * row + length
+        if state[GRID + end] != GAP:
+            continue
+        card = state[GRID + end - 1] + 4
+        cell = state[WHERE + card]
+        if card >= KING or cell % COLS == COLS - 1:
+            return card * CELLS + end
+        right = state[GRID + cell + 1]
+        if right == card + 4 or (right != GAP and frozen[right]):
+            return card * CELLS + end
+    return -1
+
+
 @njit(cache=True)
 def class_solve_nb(state, budget, keep, line, prune=False):
     """solve_nb, also returning the worth of the stuck position its line leads to.
     prune: a class with a frozen card astray (frozen_astray_nb) is lost and not
-    searched further; its stuck grids are then not met, so the line may lead to a
+    searched further, and where a run's extension is safe (safe_extension_nb) it is
+    the only move tried; stuck grids are then missed, so the line may lead to a
     worse one. Only for a phase no redeal follows.
 
     Search stack, one entry per depth d (0 = the root):
@@ -702,6 +743,12 @@ def class_solve_nb(state, budget, keep, line, prune=False):
         if prune and frozen_astray_nb(scratch, frozen):
             continue
         count[depth] = class_moves_nb(scratch, actions[depth], orders[depth], values, legal, column)
+        if prune and count[depth] > 1:
+            safe = safe_extension_nb(scratch, frozen)
+            if safe >= 0:
+                actions[depth, 0] = safe
+                orders[depth, 0] = SAME_ORDER
+                count[depth] = 1
         if count[depth] == 0:
             if score_nb(scratch) == WIN_SCORE:
                 length = class_line_nb(state, path, order, depth, line)

@@ -317,6 +317,90 @@ def test_M4_M6_two_cards_that_block_each_other_for_good_prove_the_grid_lost():
     assert not solver.frozen_astray_nb(position(*opened, redeals=0))
 
 
+def safe_extension(state):
+    """The safe run extension of state in notation, None if there is none."""
+    frozen = np.empty(montana.CELLS, np.bool_)
+    assert not solver.frozen_astray_nb(state, frozen)
+    safe = solver.safe_extension_nb(state, frozen)
+    return None if safe < 0 else montana.action_notation(int(safe))
+
+
+def test_M5_a_run_extension_whose_card_is_needed_nowhere_else_is_played_alone():
+    # Column 1 holds the four 2s, so every kept run stays for good. 5H, the card
+    # after row 1's run, lies in column 13: nothing can ever go right of it, so
+    # moving it home at once loses no line, and the search plays that move alone.
+    # r1  2H 3H 4H .. 6H 7H 8H 9H TH JH QH KH ..
+    # r2  2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H
+    # r3  2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..
+    # r4  2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS ..
+    rows = [
+        "2H 3H 4H .. 6H 7H 8H 9H TH JH QH KH ..",
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
+        "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS ..",
+    ]
+    assert safe_extension(position(*rows, redeals=0)) == "5H>r1c4"
+    # 5H in column 12 with 6H right of it: 6H can only ever follow 5H, still safe
+    rows[0] = "2H 3H 4H .. .. 7H 8H 9H TH JH QH KH .."
+    rows[1] = "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC 5H 6H"
+    rows[2] = "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD KC"
+    assert safe_extension(position(*rows, redeals=0)) == "5H>r1c4"
+    # with KC right of 5H (KC may leave once QC can take it), 5H may be wanted where
+    # it lies, left of a gap, for 6H: no extension is safe
+    rows[1] = "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC 5H KC"
+    rows[2] = "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD 6H"
+    assert safe_extension(position(*rows, redeals=0)) is None
+    # a gap in column 1: a 2 may move and take its run along, nothing is safe
+    rows = ".. 3H 4H .. 6H 7H 8H 9H TH JH QH KH 2H", *rows[1:]
+    assert safe_extension(position(*rows, redeals=0)) is None
+
+
+def test_M4_an_extension_that_loses_the_win_is_never_taken_as_safe():
+    # The grid of the test above, after TC>r3c9: JS>r2c10 extends row 2's run and
+    # loses a won grid. TD, right of JS, may still move, and QS then follow JS where
+    # it lies, so the extension is not taken as safe.
+    # r1  2D 3D 4D 5D 6D 7D 8D 9D QH .. QS JC KC
+    # r2  2S 3S 4S 5S 6S 7S 8S 9S TS .. QD JH JD
+    # r3  2C 3C 4C 5C 6C 7C 8C 9C TC KH JS TD QC
+    # r4  2H 3H 4H 5H 6H 7H 8H 9H KS KD .. TH ..
+    state = position(
+        "2D 3D 4D 5D 6D 7D 8D 9D QH .. QS JC KC",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS .. QD JH JD",
+        "2C 3C 4C 5C 6C 7C 8C 9C TC KH JS TD QC",
+        "2H 3H 4H 5H 6H 7H 8H 9H KS KD .. TH ..",
+        redeals=0,
+    )
+    grid = state[: montana.CELLS].tolist()
+    assert exhaustive(grid, 10_000)[0]
+    assert not exhaustive(replay(grid, [action("JS>r2c10")]), 10_000)[0]
+    assert safe_extension(state) is None
+
+
+@pytest.mark.parametrize("free_ranks", [3, 4, 5])
+def test_M5_a_safe_run_extension_never_changes_whether_a_position_can_be_won(free_ranks):
+    # Every position reachable from small variants whose column 1 holds the 2s, each
+    # judged by the backward sweep: where the search would play a run's extension
+    # alone, the position after it can be won exactly when the position itself can.
+    rng = random.Random(9500 + free_ranks)
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    frozen = np.empty(montana.CELLS, np.bool_)
+    checked = taken = 0
+    while checked < 3000:
+        positions = winnable_positions(small_variant(rng, free_ranks, False), 5_000)
+        if positions is None:
+            continue
+        for grid, winnable in positions.items():
+            montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+            checked += 1
+            if solver.frozen_astray_nb(state, frozen):
+                continue
+            safe = solver.safe_extension_nb(state, frozen)
+            if safe >= 0:
+                assert positions[tuple(replay(grid, [safe]))] == winnable, grid
+                taken += 1
+    assert taken > 0
+
+
 def winnable_positions(grid, limit):
     """Every position reachable from grid and whether a line from it wins (M6), by
     a backward sweep over the graph of the rules; None beyond limit positions."""
