@@ -146,7 +146,7 @@ def _sim_subprocess(*args, timeout=180):
     )
 
 
-LOOPS = "made no progress for 2 s (does it loop? --deal-timeout allows a slow policy more)"
+LOOPS = "took over 2 s on one deal (a loop, or a slow policy: --deal-timeout allows it more)"
 
 
 # seed 1 first triggers the plug-in at deal 51, among the first deals, which one local

@@ -219,15 +219,15 @@ def first_trigger_deal(seed, trigger=5):
 @pytest.mark.parametrize(
     "name, reason",
     [
-        ("loops", "made no progress for 2 s (does it loop? --deal-timeout allows a slow "
-                  "policy more)"),
+        ("loops", "took over 2 s on one deal (a loop, or a slow policy: "
+                  "--deal-timeout allows it more)"),
         ("exits", "called sys.exit(3)"),
         ("raises", "raised ZeroDivisionError: integer division or modulo by zero"),
         ("bad-index", "returned an index outside the legal list"),
         ("cheats", "wrote into the game state it was given (it may only read it)"),
         ("cheats-compiled", "wrote into the game state it was given (it may only read it)"),
-        ("loops-compiled", "made no progress for 2 s (does it loop? --deal-timeout allows "
-         "a slow policy more)"),
+        ("loops-compiled", "took over 2 s on one deal (a loop, or a slow policy: "
+         "--deal-timeout allows it more)"),
         ("interrupts", "raised KeyboardInterrupt"),
         ("writes-legal", "wrote into the legal list it was given (it may only read it)"),
         ("returns-float", "returned something other than an integer index"),

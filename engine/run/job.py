@@ -51,8 +51,8 @@ FAULT_REASONS = {
 def loop_reason(deal_timeout):
     """Why a deal still in play after deal_timeout seconds stopped the run."""
     return (
-        f"made no progress for {deal_timeout:g} s (does it loop? --deal-timeout allows "
-        "a slow policy more)"
+        f"took over {deal_timeout:g} s on one deal (a loop, or a slow policy: "
+        "--deal-timeout allows it more)"
     )
 
 
