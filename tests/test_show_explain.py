@@ -138,6 +138,7 @@ def test_explain_blames_no_move_it_cannot_prove(monkeypatch):
     output = shown("calc", "--seed", "0", "--deal", "7", "--explain-nodes", "1", "--final")
     assert "◀" not in output
     assert "explain: undecided within 1 position at the position" in output
+    assert "no move is proved to lose the deal (--explain-nodes allows the oracle more" in output
     assert (
         f"one of moves {explanation.won_until + 1} to {explanation.lost_from} lost the deal"
         in output

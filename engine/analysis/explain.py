@@ -136,7 +136,8 @@ class Explanation:
         limit = " and the move cap" if self.game == "jokers" else ""
         lines = [
             f"undecided within {_count(self.nodes, 'position')}{limit} at "
-            f"{_span(self.undecided)}{between}: no move is proved to lose the deal"
+            f"{_span(self.undecided)}{between}: no move is proved to lose the deal "
+            f"(--explain-nodes allows the {self.solver} more positions)"
         ]
         if self.won_until is not None and self.lost_from is not None:
             lines.append(
