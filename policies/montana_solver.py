@@ -56,10 +56,10 @@ Why `solve_nb` is exact:
 In the last phase, where no redeal follows and the verdict is the deal's, a phase
 these stages leave undecided is searched again with the `final` budget, `final` times
 `nodes` (final_decide_nb): a beam up to FINAL_BEAM_WIDTH_CAP wide, then `solve_nb` over all
-of that budget, skipping every class with a card frozen astray (frozen_astray_nb): a
-card that can never move again outside its final cell proves the class lost; and
-playing a run's extension alone where it provably loses no win (safe_extension_nb).
-Both keep the search exact; they only miss stuck grids, which matter to a redeal.
+of that budget, skipping every class in which some card can never reach a cell where a
+won grid holds it (home_unreachable_nb), which proves the class lost, and playing a
+run's extension alone where it provably loses no win (safe_extension_nb). Both keep
+the search exact; they only miss stuck grids, which matter to a redeal.
 
 Every stage records the best stuck position it meets (M5: what a redeal keeps), by
 `keep_value_nb`, with the line to it: when a phase cannot be won, the policy plays to
@@ -559,65 +559,71 @@ def solve_nb(state, budget, keep, line):
     return verdict, nodes, length
 
 
-# A card that can never move again and does not lie in its final cell proves the grid
-# lost (frozen_astray_nb). Which cards are frozen: once column 1 holds no gap, a 2 can
-# move only if some column-1 card moves first; a card c above a 2 can move only into
-# the cell right of its predecessor c - 4. So a set of cards is frozen for good when
-# each of its 2s sees column 1 held by cards of the set, and each of its other cards
-# has its predecessor in the set and, right of it, a card of the set (or the edge):
-# none of them can be the first to move. The largest such set is found by striking
-# out, until none is left, every card that fails this. For example:
+# Where a card may ever lie (home_unreachable_nb). A card x moves only into a gap right
+# of x - 4, a 2 only into a column-1 gap (M3, M4). So every line of play keeps each
+# card within the cells it "may hold", and each gap within the cells that "may be
+# gaps", where, from the cards where they lie and the gaps as they are:
+# - x may hold any cell right of a cell x - 4 may hold (not past column 13), if that
+#   cell may be a gap; a 2 may hold any column-1 cell that may be a gap;
+# - a cell may be a gap if a card that may hold it may also hold another (it may
+#   leave: a move from c into g needs c and g both among the card's cells).
+# The rules feed each other and are applied until nothing grows (a least fixpoint, so
+# a cycle of cards waiting for each other never starts). A won grid holds each card
+# in the column of its rank, in the row whose column 1 holds the 2 of its suit (M6):
+# when for some card no cell it may hold is such a cell of a row whose column 1 its 2
+# may hold, no line wins. For example:
 #
-#   r1  2H 3H 4H 5H 9C ..          6H can go only right of 5H, where 9C lies;
-#   r2  2C 3C 4C 5C 6C 7C 8C 6H .. 9C only right of 8C, where 6H lies;
-#   r3  2D ..                      every column-1 cell holds a 2 that stays:
-#   r4  2S ..                      6H and 9C are frozen, and lie astray.
+#   r1  2H 3H 4H 5H 9C 7H 8H .. TH JH QH KH ..     6H may go only right of 5H, where
+#   r2  2C 3C 4C 5C 6C 7C 8C 6H 9H TC JC QC KC     9C lies; 9C only right of 8C, where
+#   r3  2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..     6H lies: neither cell may ever be a
+#   r4  2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS ..     gap, and neither card may go home.
 #
 # The test is run only where no redeal is left (a redeal lifts every card again).
+# Cells are bits of an int64, cell c = bit c.
+
+COLUMN_ONE = np.int64(sum(1 << (COLS * row) for row in range(ROWS)))
+RIGHT_OF_A_CELL = np.int64(((1 << CELLS) - 1) & ~COLUMN_ONE)  # cells with one left of them
 
 
 @njit(cache=True)
-def frozen_astray_nb(state, frozen=None):
-    """True when some card can never move again outside its final cell: lost (M6).
-    frozen: CELLS booleans to work in (the class search passes its own, so that a
-    position judged costs no allocation)."""
-    for row in range(ROWS):
-        if state[GRID + COLS * row] == GAP:
-            return False  # a 2 can still move, and so, in time, can any card
-    if frozen is None:
-        frozen = np.empty(CELLS, np.bool_)
-    frozen[:] = True
-    struck = True
-    while struck:
-        struck = False
-        for card in range(FIRST_TWO, CELLS):
-            if frozen[card] and not _stays_nb(state, frozen, card):
-                frozen[card] = False
-                struck = True
+def home_unreachable_nb(state, reach=None):
+    """True when some card can never reach a cell where a won grid holds it: lost (M6).
+    reach: CELLS int64s to work in, left holding the cells each card may hold (the
+    class search passes its own, so that a position judged costs no allocation)."""
+    if reach is None:
+        reach = np.empty(CELLS, np.int64)
+    gaps = np.int64(0)
+    for k in range(4):
+        gaps |= np.int64(1) << state[GAPS + k]
     for card in range(FIRST_TWO, CELLS):
-        if frozen[card]:
-            cell = state[WHERE + card]
-            column, first = cell % COLS, state[GRID + cell - cell % COLS]
-            if column != card // 4 - 1 or first != FIRST_TWO + card % 4:
-                return True
+        reach[card] = np.int64(1) << state[WHERE + card]
+    grew = True
+    while grew:
+        grew = False
+        for card in range(FIRST_TWO, CELLS):  # x - 4 before x: a suit's chain in one sweep
+            if card < FIRST_TWO + 4:
+                cells = reach[card] | (gaps & COLUMN_ONE)
+            else:
+                cells = reach[card] | ((reach[card - 4] << 1) & RIGHT_OF_A_CELL & gaps)
+            if cells != reach[card]:
+                reach[card] = cells
+                grew = True
+            if _several_nb(cells) and (gaps | cells) != gaps:
+                gaps |= cells
+                grew = True
+    for two in range(FIRST_TWO, FIRST_TWO + 4):
+        if reach[two] & COLUMN_ONE == 0:
+            return True
+    for card in range(FIRST_TWO + 4, CELLS):
+        rows = reach[FIRST_TWO + card % 4] & COLUMN_ONE
+        if reach[card] & (rows << (card // 4 - 1)) == 0:
+            return True
     return False
 
 
 @njit(cache=True, inline="always")
-def _stays_nb(state, frozen, card):
-    """Whether card cannot move before some card outside `frozen` does."""
-    if card < FIRST_TWO + 4:
-        for row in range(ROWS):  # noqa: SIM110 (a plain loop compiles to the tightest code)
-            if not frozen[state[GRID + COLS * row]]:
-                return False
-        return True
-    if not frozen[card - 4]:
-        return False
-    cell = state[WHERE + card - 4]
-    if cell % COLS == COLS - 1:
-        return True
-    right = state[GRID + cell + 1]
-    return right != GAP and frozen[right]
+def _several_nb(cells):
+    return (cells & (cells - 1)) != 0
 
 
 # A run's extension that loses no win. Once column 1 holds the four 2s, no column-1
@@ -626,17 +632,18 @@ def _stays_nb(state, frozen, card):
 # that wins: x moves once, into that gap, at some step; before it, x lies where it is,
 # and the only use of x there is as the card left of a gap, for x + 4. If that can
 # never happen (x is a K, or lies in column 13, or right of it lies x + 4, which can
-# only follow x, or a frozen card), every move of the line before that step is also
-# legal with x already home, and after it the two lines meet: the position after the
-# extension wins exactly when the position does, so the search plays that move alone.
+# only follow x, or a card that may hold no other cell: home_unreachable_nb), every
+# move of the line before that step is also legal with x already home, and after it
+# the two lines meet: the position after the extension wins exactly when the position
+# does, so the search plays that move alone.
 # Without that condition it may not (tests/test_montana_solver.py has a grid where a
 # run's extension loses the win). It keeps verdicts, not stuck grids: last phase only.
 
 
 @njit(cache=True)
-def safe_extension_nb(state, frozen):
+def safe_extension_nb(state, reach):
     """A move that extends a kept run and loses no win, -1 if none (see above).
-    frozen: as frozen_astray_nb left it for this state."""
+    reach: as home_unreachable_nb left it for this state."""
     for row in range(ROWS):
         first = state[GRID + COLS * row]
         if first == GAP or first >= FIRST_TWO + 4:
@@ -653,7 +660,7 @@ def safe_extension_nb(state, frozen):
         if card >= KING or cell % COLS == COLS - 1:
             return card * CELLS + end
         right = state[GRID + cell + 1]
-        if right == card + 4 or (right != GAP and frozen[right]):
+        if right == card + 4 or (right != GAP and not _several_nb(reach[right])):
             return card * CELLS + end
     return -1
 
@@ -661,8 +668,8 @@ def safe_extension_nb(state, frozen):
 @njit(cache=True)
 def class_solve_nb(state, budget, keep, line, prune=False):
     """solve_nb, also returning the worth of the stuck position its line leads to.
-    prune: a class with a frozen card astray (frozen_astray_nb) is lost and not
-    searched further, and where a run's extension is safe (safe_extension_nb) it is
+    prune: a class in which a card can never reach home (home_unreachable_nb) is lost
+    and not searched further, and where a run's extension is safe (safe_extension_nb) it is
     the only move tried; stuck grids are then missed, so the line may lead to a
     worse one. Only for a phase no redeal follows.
 
@@ -690,7 +697,7 @@ def class_solve_nb(state, budget, keep, line, prune=False):
     legal = np.empty(MAX_LEGAL, np.int16)
     column = np.empty(3 * ROWS, np.int64)
     no_line = np.empty(0, np.int16)
-    frozen = np.empty(CELLS, np.bool_)
+    reach = np.empty(CELLS, np.int64)
     keys = new_seen_set_nb(TABLE_MIN_BITS)
     stored = 0
     key = grid_key_nb(scratch)
@@ -740,11 +747,11 @@ def class_solve_nb(state, budget, keep, line, prune=False):
         if depth == DEPTH_CAP:
             cut = True  # a line this long is left unexplored: no proof any more
             continue
-        if prune and frozen_astray_nb(scratch, frozen):
+        if prune and home_unreachable_nb(scratch, reach):
             continue
         count[depth] = class_moves_nb(scratch, actions[depth], orders[depth], values, legal, column)
         if prune and count[depth] > 1:
-            safe = safe_extension_nb(scratch, frozen)
+            safe = safe_extension_nb(scratch, reach)
             if safe >= 0:
                 actions[depth, 0] = safe
                 orders[depth, 0] = SAME_ORDER
@@ -898,7 +905,7 @@ def final_decide_nb(state, budget, final, keep, line):
     the search of `budget` positions leaves it undecided and `final` is larger, a beam
     as wide as `final` allows (FINAL_BEAM_WIDTH_CAP at most) looks for a win, then the
     whole game over classes is searched with `final` positions, skipping classes
-    with a frozen card astray. The line kept is the one to the better end."""
+    in which a card can never reach home. The line kept is the one to the better end."""
     verdict, nodes, length = decide_nb(state, budget, keep, line)
     if verdict != OUTCOME_UNKNOWN or final <= budget:
         return verdict, nodes, length

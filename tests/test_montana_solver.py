@@ -15,6 +15,7 @@ from conftest import ROOT, sim
 from montana_helpers import POLICIES, action, column, play_deals, position
 
 from sim.engine import montana
+from sim.engine.cards import parse_card
 from sim.engine.games import GAMES
 from sim.engine.referee.montana import check
 from sim.policies import montana_kernels
@@ -296,8 +297,8 @@ def test_M4_extending_a_run_first_can_lose_a_win_even_where_column_one_2s_stay()
 
 def test_M4_M6_two_cards_that_block_each_other_for_good_prove_the_grid_lost():
     # Column 1 holds four 2s, so no 2 moves again and every run stays. 6H can go only
-    # right of 5H, where 9C lies; 9C only right of 8C, where 6H lies: neither can be
-    # the first to move, and neither lies in its final cell.
+    # right of 5H, where 9C lies; 9C only right of 8C, where 6H lies: neither cell can
+    # ever be a gap, so neither card can ever go home.
     # r1  2H 3H 4H 5H 9C 7H 8H .. TH JH QH KH ..
     # r2  2C 3C 4C 5C 6C 7C 8C 6H 9H TC JC QC KC
     # r3  2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..
@@ -308,20 +309,33 @@ def test_M4_M6_two_cards_that_block_each_other_for_good_prove_the_grid_lost():
         "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD ..",
         "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS ..",
     )
-    assert solver.frozen_astray_nb(position(*rows, redeals=0))
-    # with 9C and 6H the other way round nothing is astray: 9H goes right of 8H, won
+    state = position(*rows, redeals=0)
+    reach = np.empty(montana.CELLS, np.int64)
+    assert solver.home_unreachable_nb(state, reach)
+    cells = {card: [c for c in range(montana.CELLS) if reach[parse_card(card)] >> c & 1]
+             for card in ("6H", "9C", "9H")}  # fmt: skip
+    assert cells["6H"] == [20] and cells["9C"] == [4]  # where they lie, for good
+    assert 7 in cells["9H"]  # 9H may go home, right of 8H
+    # with 9C and 6H the other way round both are home: 9H goes right of 8H, won
     swapped = rows[0].replace("9C", "6H"), rows[1].replace("6H", "9C"), *rows[2:]
-    assert not solver.frozen_astray_nb(position(*swapped, redeals=0))
-    # a gap in column 1 lets a 2 move, so in time any card may: nothing is frozen
-    opened = rows[0], rows[1], rows[2], ".. 3S 4S 5S 6S 7S 8S 9S TS JS QS KS 2S"
-    assert not solver.frozen_astray_nb(position(*opened, redeals=0))
+    assert not solver.home_unreachable_nb(position(*swapped, redeals=0))
+    # with a gap in column 1 any 2 may move, and so may the cards after it; still
+    # neither 6H nor 9C can ever leave, whichever 2s take column 1 (the rules agree),
+    # while the swapped grid so opened is won
+    spades = ".. 3S 4S 5S 6S 7S 8S 9S TS JS QS KS 2S"
+    opened = position(*rows[:3], spades, redeals=0)
+    assert solver.home_unreachable_nb(opened)
+    assert not exhaustive(opened[: montana.CELLS].tolist(), 10_000)[0]
+    opened = position(*swapped[:3], spades, redeals=0)
+    assert not solver.home_unreachable_nb(opened)
+    assert exhaustive(opened[: montana.CELLS].tolist(), 10_000)[0]
 
 
 def safe_extension(state):
     """The safe run extension of state in notation, None if there is none."""
-    frozen = np.empty(montana.CELLS, np.bool_)
-    assert not solver.frozen_astray_nb(state, frozen)
-    safe = solver.safe_extension_nb(state, frozen)
+    reach = np.empty(montana.CELLS, np.int64)
+    solver.home_unreachable_nb(state, reach)  # fills reach, whatever it answers
+    safe = solver.safe_extension_nb(state, reach)
     return None if safe < 0 else montana.action_notation(int(safe))
 
 
@@ -383,7 +397,7 @@ def test_M5_a_safe_run_extension_never_changes_whether_a_position_can_be_won(fre
     # alone, the position after it can be won exactly when the position itself can.
     rng = random.Random(9500 + free_ranks)
     state = np.zeros(montana.STATE_SIZE, np.int16)
-    frozen = np.empty(montana.CELLS, np.bool_)
+    reach = np.empty(montana.CELLS, np.int64)
     checked = taken = 0
     while checked < 3000:
         positions = winnable_positions(small_variant(rng, free_ranks, False), 5_000)
@@ -392,9 +406,9 @@ def test_M5_a_safe_run_extension_never_changes_whether_a_position_can_be_won(fre
         for grid, winnable in positions.items():
             montana.set_grid_nb(state, np.array(grid, np.int16), 0)
             checked += 1
-            if solver.frozen_astray_nb(state, frozen):
+            if solver.home_unreachable_nb(state, reach):
                 continue
-            safe = solver.safe_extension_nb(state, frozen)
+            safe = solver.safe_extension_nb(state, reach)
             if safe >= 0:
                 assert positions[tuple(replay(grid, [safe]))] == winnable, grid
                 taken += 1
@@ -430,31 +444,50 @@ def winnable_positions(grid, limit):
 
 
 @pytest.mark.parametrize("free_ranks, free_low", [(3, False), (4, False), (2, True), (3, True)])
-def test_M6_a_frozen_card_astray_is_only_ever_found_in_a_lost_position(free_ranks, free_low):
+def test_M3_M4_every_card_stays_within_the_cells_it_may_hold(free_ranks, free_low):
+    # The cells home_unreachable_nb says a card may hold, from a small variant as
+    # dealt, hold that card in every position reachable from it by the rules.
+    rng = random.Random(6000 + 10 * free_ranks + free_low)
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    reach = np.empty(montana.CELLS, np.int64)
+    for grid, _ in judged_small_variants(rng, free_ranks, free_low, 10):
+        montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+        solver.home_unreachable_nb(state, reach)
+        for here in winnable_positions(grid, 10_000):
+            for cell, card in enumerate(here):
+                assert card == -1 or reach[card] >> cell & 1, (grid, here, card)
+
+
+@pytest.mark.parametrize("free_ranks, free_low", [(3, False), (4, False), (2, True), (3, True)])
+def test_M6_a_card_that_can_never_reach_home_is_only_ever_found_in_a_lost_position(
+    free_ranks, free_low
+):
     # Every position reachable from small variants, each judged by the backward sweep:
-    # the frozen-card test never condemns one that can still be won, and it does
-    # condemn some lost ones.
+    # the test never condemns one that can still be won, and it condemns most of the
+    # lost ones.
     rng = random.Random(7000 + 10 * free_ranks + free_low)
     state = np.zeros(montana.STATE_SIZE, np.int16)
-    condemned = checked = 0
+    condemned = lost = checked = 0
     while checked < 3000:
         positions = winnable_positions(small_variant(rng, free_ranks, free_low), 5_000)
         if positions is None:
             continue
         for grid, winnable in positions.items():
             montana.set_grid_nb(state, np.array(grid, np.int16), 0)
-            if solver.frozen_astray_nb(state):
+            if solver.home_unreachable_nb(state):
                 assert not winnable, grid
                 condemned += 1
+            lost += not winnable
             checked += 1
-    assert condemned > 0
+    assert condemned > lost / 2
 
 
 @pytest.mark.parametrize("free_ranks, free_low", [(4, False), (3, True)])
-def test_a_class_search_that_skips_frozen_cards_astray_keeps_every_verdict(free_ranks, free_low):
-    # Skipping the classes the frozen-card test condemns changes no verdict and never
-    # costs positions; its lines still play by the rules, a won one to the win, a lost
-    # one to a stuck grid, or nowhere when every stuck grid lay beyond a condemned class.
+def test_a_class_search_that_skips_classes_lost_for_good_keeps_every_verdict(free_ranks, free_low):
+    # Skipping the classes home_unreachable_nb condemns, and playing safe run
+    # extensions alone, changes no verdict and never costs positions; its lines still
+    # play by the rules, a won one to the win, a lost one to a stuck grid, or nowhere
+    # when every stuck grid lay beyond a condemned class.
     rng = random.Random(8000 + 10 * free_ranks + free_low)
     state = np.zeros(montana.STATE_SIZE, np.int16)
     line = np.zeros(montana.PLAN_CAP, np.int16)

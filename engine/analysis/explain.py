@@ -457,8 +457,8 @@ class _Montana(_Judge):
     def solve(self, state, nodes, kind):
         # decide_nb gives most of its budget to a look for a win that cannot prove a
         # loss: a proof is asked of the exhaustive search alone. Only the last phase is
-        # judged, where no redeal lifts a frozen card: the search skips classes with a
-        # card frozen astray, lost for good.
+        # judged, where no redeal lifts a card: the search skips classes in which a card
+        # can never reach home, lost for good.
         solver = self.montana_solver
         budget, keep = np.int64(nodes), np.int64(solver.KEEP_SCORE)
         if kind == WIN_SEARCH:
