@@ -563,8 +563,10 @@ class _ProgressBar:
                 smoothing=0,  # the mean rate since the bar appeared
                 ascii=True if no_color() else None,
                 **_terminal_size(),
-                # None: off when stderr is not a terminal
-                disable=True if self.quiet or _env_flag("TQDM_DISABLE") else None,
+                # None: off when stderr is not a terminal; closed at start, it is None
+                disable=True
+                if self.quiet or _env_flag("TQDM_DISABLE") or sys.stderr is None
+                else None,
                 file=sys.stderr,
             )
             return
@@ -581,8 +583,8 @@ def _terminal_size():
     nothing drawn: it gets 80 columns by 24 lines."""
     try:
         sized = os.get_terminal_size(sys.stderr.fileno()).columns > 0
-    except (OSError, ValueError):
-        sized = True  # not a terminal: tqdm leaves the bar off
+    except (OSError, ValueError, AttributeError):
+        sized = True  # not a terminal, or closed (None): tqdm leaves the bar off
     return {} if sized else {"ncols": 79, "nrows": 23}
 
 

@@ -90,3 +90,22 @@ def test_a_run_whose_reader_goes_away_still_ends_well_and_quietly(tmp_path):
     _, stderr = process.communicate(timeout=180)
     assert (process.returncode, stderr) == (0, b"")
     assert completed(tmp_path / "r.parquet") is True
+
+
+@pytest.mark.parametrize("closed, args", [
+    ("2>&-", ("calc", "-n", 100, "--workers", 2, "--out", "r.parquet")),
+    (">&- 2>&-", ("montana", "-n", 50, "-q", "--out", "r.parquet", "--log-moves", "r.jsonl")),
+])  # fmt: skip
+def test_a_run_whose_error_stream_is_closed_still_writes_its_files(tmp_path, closed, args):
+    # `sim ... 2>&-`, as cron or a daemon may start it: Python then has no sys.stderr at
+    # all, so no bar or notice can show, and the run still ends well with its files.
+    env = {name: value for name, value in os.environ.items() if name != "TQDM_DISABLE"}
+    shell = ["sh", "-c", f'exec "$@" {closed}', "sh", *command(*args)]
+    done = subprocess.run(shell, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True,
+                          timeout=180)  # fmt: skip
+    assert done.returncode == 0
+    assert ("written" in done.stdout) == (closed == "2>&-")
+    assert completed(tmp_path / "r.parquet") is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["r.parquet"] + (["r.jsonl"] if "--log-moves" in args else [])
+    )
