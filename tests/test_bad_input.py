@@ -238,6 +238,19 @@ def test_bench_of_a_failing_command_names_its_exit_code():
     )
 
 
+def test_bench_of_a_command_that_logs_its_moves_never_touches_the_users_log(tmp_path, monkeypatch):
+    # The timed command runs with --overwrite into a scratch folder; its move log goes
+    # there too, whichever way the option is spelt, so a user's file of that name stays.
+    monkeypatch.chdir(tmp_path)
+    for name in ("keep.jsonl", "keep.jsonl.gz"):
+        (tmp_path / name).write_text("precious\n")
+    command = "calc -n 100 --log-moves keep.jsonl --log-moves=keep.jsonl.gz"
+    result = sim("bench", "calc", "-p", "greedy", "-n", 10, "--repeat", 1, "--command", command)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.jsonl", "keep.jsonl.gz"]
+    assert {p.read_text() for p in tmp_path.iterdir()} == {"precious\n"}
+
+
 def test_bench_of_a_command_with_unbalanced_quotes():
     result = sim("bench", "calc", "-p", "greedy", "--command", "calc --out 'x")
     assert result.output.splitlines()[-1] == (

@@ -58,6 +58,7 @@ def time_command(args, repeat, reference=None):
     with raising_stops(), tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "bench.parquet"
         # -P: as the console script does, keep the current folder off the module path.
+        words = _logs_into(words, Path(scratch))
         command = [sys.executable, "-P", "-m", "sim", *words]
         command += ["--quiet", "--overwrite", "--out", str(out)]
         runs = {"sim": (f"sim {args}", command)}
@@ -121,6 +122,20 @@ def check_command_lines(commands, reference=None):
         _split("--command", args)
     if reference:
         _split("--reference", reference)
+
+
+def _logs_into(words, scratch):
+    """words with the file of any --log-moves moved into scratch (its name kept, so its
+    ending still chooses the compression): the command runs with --overwrite, which
+    must never replace a user's own file."""
+    moved = list(words)
+    for i, word in enumerate(moved):
+        if word == "--log-moves" and i + 1 < len(moved):
+            moved[i + 1] = str(scratch / ("log-" + Path(moved[i + 1]).name))
+        elif word.startswith("--log-moves="):
+            name = Path(word.removeprefix("--log-moves=")).name
+            moved[i] = f"--log-moves={scratch / ('log-' + name)}"
+    return moved
 
 
 def _split(option, text):
