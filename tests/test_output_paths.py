@@ -231,3 +231,33 @@ def test_export_takes_a_name_of_its_format_or_of_none(pair, tmp_path, target, na
     result = sim("export", pair[0], "--to", target, "--out", tmp_path / name)
     assert result.exit_code == 0, result.output
     assert (tmp_path / name).is_file()
+
+
+LONG = "a" * 300  # one name beyond any file system's 255 bytes
+DEEP = "/".join(["b" * 200] * 25)  # a path beyond PATH_MAX (4,096 bytes)
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (("calc", "-n", 10, "--out", f"{LONG}.parquet"),
+         "Error: file name too long for this file system: " + "a" * 40 + "...; give --out a "
+         "shorter one"),
+        (("calc", "-n", 10, "--out", "x.parquet", "--log-moves", f"{LONG}.jsonl"),
+         "Error: file name too long for this file system: " + "a" * 40 + "...; give "
+         "--log-moves a shorter one"),
+        (("calc", "-n", 10, "-p", "greedy", "-p", "random", "--out", LONG),
+         f"Error: --out {'a' * 50}...{'a' * 50}: File name too long"),
+        (("calc", "-n", 10, "--out", f"{DEEP}/x.parquet"),
+         f"Error: cannot use {'b' * 50}...{'b' * 40}/x.parquet as --out: File name too long"),
+        (("compare", f"{LONG}.parquet"),
+         f"Error: file name too long: {'a' * 50}...{'a' * 42}.parquet"),
+        (("export", f"{LONG}.parquet", "--to", "csv"),
+         f"Error: file name too long: {'a' * 50}...{'a' * 42}.parquet"),
+    ],
+)  # fmt: skip
+def test_a_name_too_long_for_the_file_system_is_one_error_line(tmp_path, monkeypatch, args, line):
+    monkeypatch.chdir(tmp_path)
+    result = sim(*args)
+    assert (result.exit_code, result.output.splitlines()) == (1, [line])
+    assert list(tmp_path.iterdir()) == []

@@ -31,21 +31,21 @@ def check_output(path, overwrite, what="output", flag="--overwrite"):
 
     Returns the path. Creates the parent folder if it is missing."""
     path = Path(path)
-    if path.is_symlink():
-        raise OutputError(f"{path} is a symbolic link; it is never replaced (name its target)")
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        info = None
-    except OSError as error:
-        raise OutputError(f"cannot use {path} as {what}: {_reason(error)}") from None
-    if info is not None:
-        _check_replaceable(path, info, overwrite, what, flag)
     if len(os.fsencode(path.name)) + _TMP_OVERHEAD > _name_max(path.parent):
         raise OutputError(
             f"file name too long for this file system: {path.name[:40]}...; "
             f"give {what} a shorter one"
         )
+    try:
+        if path.is_symlink():
+            raise OutputError(f"{path} is a symbolic link; it is never replaced (name its target)")
+        info = path.stat()
+    except FileNotFoundError:
+        info = None
+    except OSError as error:  # a path too long, a folder that cannot be searched...
+        raise OutputError(f"cannot use {shortened(path)} as {what}: {_reason(error)}") from None
+    if info is not None:
+        _check_replaceable(path, info, overwrite, what, flag)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -68,12 +68,19 @@ def _check_replaceable(path, info, overwrite, what, flag):
 
 
 def _name_max(folder):
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
     try:
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
         return os.pathconf(folder, "PC_NAME_MAX")
     except (OSError, ValueError):
         return 255
+
+
+def shortened(path, limit=100):
+    """A path as an error line shows it: whole up to `limit` characters, else its two
+    ends (a path can be thousands of characters long)."""
+    text = str(path)
+    return text if len(text) <= limit else f"{text[: limit // 2]}...{text[-limit // 2 :]}"
 
 
 def same_file(a, b):
@@ -94,8 +101,11 @@ def _reason(error):
 
 
 def describe_os_error(error, path=None):
-    """One line for an OSError met while writing."""
+    """One line for an OSError met while writing (or, for a name too long, using) a
+    file."""
     where = path or error.filename
+    if error.errno == errno.ENAMETOOLONG:
+        return f"file name too long: {shortened(where)}" if where else _reason(error)
     return f"cannot write {where}: {_reason(error)}" if where else _reason(error)
 
 

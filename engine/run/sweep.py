@@ -10,6 +10,7 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.engine.run.files import shortened
 from sim.engine.run.request import RunError, check_resume_or_overwrite, default_filename
 from sim.engine.run.results import ResultFileError, read_meta
 
@@ -80,7 +81,11 @@ def setting_file(folder, game, setting, rules, seed, start, n):
 
 def check_folder(folder):
     folder = Path(folder)
-    if folder.suffix.lower() == ".parquet" or (folder.exists() and not folder.is_dir()):
+    try:
+        a_file = folder.suffix.lower() == ".parquet" or (folder.exists() and not folder.is_dir())
+    except OSError as error:  # a name too long, a folder that cannot be searched
+        raise RunError(f"--out {shortened(folder)}: {error.strerror}") from None
+    if a_file:
         raise RunError(f"--out {folder}: a sweep writes a folder of result files, not one file")
 
 
