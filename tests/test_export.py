@@ -78,6 +78,19 @@ def test_export_never_replaces_its_input(played):
     )
 
 
+def test_export_never_replaces_its_input_with_the_description_beside_a_csv(played, tmp_path):
+    # --out y writes y and its description y.json: an input named y.json stays.
+    source = tmp_path / "y.json"
+    source.write_bytes(played.read_bytes())
+    result = sim("export", source, "--to", "csv", "--out", tmp_path / "y", "--overwrite")
+    assert (result.exit_code, result.output.strip()) == (
+        1,
+        f"Error: {source}: the output would replace the input; choose another --out",
+    )
+    assert source.read_bytes() == played.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["y.json"]
+
+
 @pytest.mark.parametrize("existing", ["deals.csv", "deals.csv.json"])
 def test_existing_output_is_refused_without_overwrite(played, tmp_path, existing):
     (tmp_path / existing).write_text("mine")

@@ -26,6 +26,7 @@ from sim.engine.analysis.inputs import (
 from sim.engine.analysis.output import check_writable, write_atomically, write_together
 from sim.engine.compressed import SUFFIXES as COMPRESSIONS
 from sim.engine.games import registered_games
+from sim.engine.run.files import same_file
 from sim.engine.run.request import OTHER_FORMATS
 from sim.engine.run.results import IDENTITY, LEADING, META_KEY
 
@@ -52,10 +53,12 @@ def outputs(source, target, out):
     if out is None:
         raise AnalysisError(NEEDS_OUT)
     out = Path(out)
-    if out.resolve() == Path(source).resolve():
-        raise AnalysisError(f"{out}: the output would replace the input; choose another --out")
     _check_suffix(out, target)
-    return [out, sidecar_path(out)] if target == "csv" else [out]
+    paths = [out, sidecar_path(out)] if target == "csv" else [out]
+    for path in paths:  # the CSV's description, PATH.json, may name the input too
+        if same_file(path, source):
+            raise AnalysisError(f"{path}: the output would replace the input; choose another --out")
+    return paths
 
 
 def _check_suffix(out, target):
