@@ -1,9 +1,11 @@
-"""Outputs of compare, report and export: only regular files are replaced, nothing else
-is ever removed, and each refusal is one error line."""
+"""Outputs of runs, compare, report and export: only regular files are replaced,
+nothing else is ever removed, and each refusal is one error line."""
 
 import os
 import signal
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -261,3 +263,43 @@ def test_a_name_too_long_for_the_file_system_is_one_error_line(tmp_path, monkeyp
     result = sim(*args)
     assert (result.exit_code, result.output.splitlines()) == (1, [line])
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["notes", "link", "fifo", "log-fifo"])
+def test_what_lies_at_a_journals_name_is_never_removed_nor_read_if_a_run_did_not_write_it(
+    tmp_path, kind
+):
+    # A run keeps its rows in .NAME.journal (and its moves in .LOG.journal) while it
+    # plays. A file of the user's there is refused, never deleted; a link is not
+    # followed; a pipe is not opened (a read of it would wait for ever).
+    name = ".l.jsonl.journal" if kind == "log-fifo" else ".r.parquet.journal"
+    there = tmp_path / name
+    if kind == "notes":
+        there.write_text("notes\n")
+    elif kind == "link":
+        (tmp_path / "target").write_text("mine\n")
+        there.symlink_to(tmp_path / "target")
+    else:
+        os.mkfifo(there)
+    args = ["calc", "-n", 100, "-q", "--out", "r.parquet", "--log-moves", "l.jsonl"]
+    done = subprocess.run([sys.executable, "-m", "sim", *map(str, args)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    why = "it is not one" if kind == "notes" else "it is not a regular file"
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"Error: {name} is where this run keeps its journal, and {why}; move it away\n",
+    )
+    kept = {"notes": [name], "link": [name, "target"]}.get(kind, [name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)
+    if kind == "notes":
+        assert there.read_text() == "notes\n"
+    if kind == "link":
+        assert there.is_symlink() and (tmp_path / "target").read_text() == "mine\n"
+
+
+def test_the_start_of_a_journal_left_by_a_run_killed_as_it_began_is_cleared(tmp_path):
+    (tmp_path / ".r.parquet.journal").write_bytes(b"SIM JOU")
+    done = subprocess.run([sys.executable, "-m", "sim", "calc", "-n", "100", "-q", "--out",
+                           "r.parquet"], cwd=tmp_path, capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet"]

@@ -20,6 +20,7 @@ A row cut short by the kill is ignored: a row counts once all its bytes are ther
 
 import json
 import os
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,31 @@ class JournalPaths:
         for path in (self.rows, self.log):
             if path is not None:
                 path.unlink(missing_ok=True)
+
+    def check_places(self):
+        """Refuse, before a run reads or writes its journals, anything at their names
+        but a regular file (a folder, a link, a pipe): it is not a journal a run
+        wrote, and must be neither read (a pipe would block) nor replaced."""
+        for path in (self.rows, self.log):
+            if path is None:
+                continue
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(mode):
+                raise JournalError(
+                    f"{path} is where this run keeps its journal, and it is not a regular "
+                    "file; move it away"
+                )
+
+
+def written_by_a_run(path):
+    """Whether the regular file at path starts as a journal does (a run killed as it
+    created it may have left only part of the start, or nothing)."""
+    with open(path, "rb") as file:
+        head = file.read(len(MAGIC))
+    return MAGIC.startswith(head)
 
 
 class Journal:

@@ -29,12 +29,20 @@ def salvage(request, out, locks):
 
 
 def _salvage(request, out, locks):
+    try:
+        journal.JournalPaths.beside(out, request.log_moves).check_places()
+    except journal.JournalError as error:
+        raise RunError(str(error)) from None
     path = journal.journal_path(out)
     if not path.exists():
         return []
     found = _read_journal(path)
     if found is None:
-        path.unlink()  # not a journal a run of a known game wrote: nothing to keep
+        if not journal.written_by_a_run(path):
+            raise RunError(
+                f"{path} is where this run keeps its journal, and it is not one; move it away"
+            )
+        path.unlink()  # the start of a journal a killed run was creating: nothing to keep
         return []
     description, rows, game, before = found
     log = description.get("log_moves")
