@@ -86,6 +86,28 @@ def test_a_move_log_of_a_compression_sim_does_not_write_is_refused(tmp_path):
     assert not log.exists() and not out.exists()
 
 
+@pytest.mark.parametrize(
+    "name, fitting",
+    [("moves.parquet", "moves.jsonl"), ("moves.CSV", "moves.jsonl"),
+     ("moves.json.gz", "moves.jsonl.gz")],
+)  # fmt: skip
+def test_a_move_log_named_as_another_format_is_refused(tmp_path, name, fitting):
+    # JSON lines under a .parquet name would sit in a results folder as a broken result
+    # file (and, with --overwrite, replace a real one).
+    (tmp_path / "moves.parquet").write_bytes(b"PAR1")
+    log, out = tmp_path / name, tmp_path / "r.parquet"
+    args = ("calc", "-n", 5, "--workers", 1, "--out", out, "--log-moves", log, "--overwrite")
+    result = sim(*args)
+    plain = log.with_suffix("") if name.endswith(".gz") else log
+    assert (result.exit_code, result.output.strip()) == (
+        1,
+        f"Error: --log-moves {log}: a move log is JSON lines, not {plain.suffix}; "
+        f"write {tmp_path / fitting}",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["moves.parquet"]
+    assert (tmp_path / "moves.parquet").read_bytes() == b"PAR1"
+
+
 def test_a_gzipped_move_log_names_its_own_file_not_a_temporary_one(tmp_path):
     log, out = tmp_path / "x.jsonl.gz", tmp_path / "r.parquet"
     result = sim("calc", "-n", 5, "--workers", 1, "--out", out, "--log-moves", log)

@@ -29,8 +29,15 @@ def checked_outputs(request):
     return out, log
 
 
+# Names that promise a format a move log is not (it is JSON lines, .jsonl): a log under
+# one would be taken for a file of that format (a .parquet one in a results folder).
+NOT_A_LOG = {".parquet", ".csv", ".tsv", ".json", ".xlsx", ".xls", ".feather", ".arrow",
+             ".html", ".md"}  # fmt: skip
+
+
 def _checked_move_log(request, out):
     _check_log_compression(request.log_moves)
+    _check_log_format(request.log_moves)
     log = check_output(request.log_moves, True, "--log-moves")
     if same_file(out, log):
         raise OutputError(f"--log-moves and --out name the same file: {log}")
@@ -50,6 +57,18 @@ def _check_log_compression(log):
     raise OutputError(
         f"--log-moves {log}: move logs are written plain or compressed as "
         f"{' or '.join(SUFFIXES)}; write {fitting} or {plain}"
+    )
+
+
+def _check_log_format(log):
+    log = Path(log)
+    plain = log.with_suffix("") if log.suffix.lower() in SUFFIXES else log
+    if plain.suffix.lower() not in NOT_A_LOG:
+        return
+    ending = log.suffix if plain is not log else ""
+    raise OutputError(
+        f"--log-moves {log}: a move log is JSON lines, not {plain.suffix}; "
+        f"write {plain.with_suffix('.jsonl')}{ending}"
     )
 
 
