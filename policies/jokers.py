@@ -6,12 +6,13 @@ from sim.policies.registry import Param, Policy
 
 DEFAULT_NODES = 1_000_000
 
+# A deal ends at --max-moves whatever the patience: no patience beyond 10**9 is needed.
 RANDOM_PARAMS = (
-    Param("patience", int, 200, "resign after this many moves without a foundation move", 1),
+    Param("patience", int, 200, "resign after this many moves without a foundation move", 1, 10**9),
 )
 
 GREEDY_PARAMS = (
-    Param("patience", int, 40, "resign after this many moves without a foundation move", 1),
+    Param("patience", int, 40, "resign after this many moves without a foundation move", 1, 10**9),
 )
 
 SOLVER_PARAMS = (

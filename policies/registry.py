@@ -62,6 +62,11 @@ class Param:
             raise PolicyError(f"parameter {self.name} must be {kind}, not {text!r}") from None
         if not self._within(value):
             raise PolicyError(f"parameter {self.name} must be {self._range()}")
+        if self.type is int and abs(value) > EXACT_INT:
+            raise PolicyError(
+                f"parameter {self.name} must be within -2**53..2**53 (a policy gets it as "
+                "a 64-bit float)"
+            )
         return value
 
     def _within(self, value):
@@ -147,11 +152,22 @@ def _parse_float(text):
     return number + 0.0  # -0 is 0: one setting, not two runs that compare apart
 
 
+# An integer parameter reaches the kernel as a float64, exact up to 2**53: a larger
+# one would be played as another number than the one recorded.
+EXACT_INT = 2**53
+
+
 def _parse_int(text):
-    number = _parse_float(str(text).replace("_", ""))
-    if not number.is_integer():
-        raise ValueError(text)
-    return int(number)
+    """An integer as typed (1000, 1_000, 1e3), exactly."""
+    plain = str(text).replace("_", "").strip()
+    try:
+        number = int(plain)
+    except ValueError:
+        as_float = _parse_float(plain)
+        if not as_float.is_integer():
+            raise ValueError(text) from None
+        number = int(as_float)
+    return number
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import sim
 
+from sim.policies.registry import Param, PolicyError
+
 # --param: only finite numbers reach a policy and the run's JSON description.
 
 
@@ -27,6 +29,27 @@ def test_non_finite_parameters_are_refused(tmp_path, policy, name, text):
 def test_non_finite_integer_parameters_are_refused(tmp_path, text):
     result = sim("calc", "-p", "planner", "--param", f"king_pile={text}", "--out", tmp_path / "r")
     assert result.output.strip() == f"Error: parameter king_pile must be an integer, not {text!r}"
+
+
+def test_an_integer_parameter_is_kept_as_typed_and_refused_where_a_policy_would_round_it(
+    tmp_path,
+):
+    # Parameters reach a kernel as 64-bit floats: an integer beyond 2**53 would be
+    # played as a neighbour of the number recorded, so it is refused; below, the
+    # params column holds the very number typed, in any of its spellings.
+    wide = Param("size", int, 0, "", -(10**30), 10**30)
+    assert wide.parse(str(2**53)) == 2**53 and wide.parse("9_007_199_254_740_991") == 2**53 - 1
+    assert wide.parse("1e15") == 10**15
+    for text in (str(2**53 + 1), "123456789012345678901234567890", "-1e20"):
+        with pytest.raises(PolicyError, match=r"within -2\*\*53..2\*\*53 \(a policy gets it"):
+            wide.parse(text)
+    out = tmp_path / "j.parquet"
+    result = sim("jokers", "-p", "greedy", "--param", "patience=1e30", "-n", 5, "--out", out)
+    assert result.output.strip() == "Error: parameter patience must be in 1..1000000000"
+    result = sim("jokers", "-p", "greedy", "--param", "patience=999_999_999", "-n", 5,
+                 "--workers", 1, "--out", out, "-q")  # fmt: skip
+    assert result.exit_code == 0
+    assert pq.read_table(out).column("params")[0].as_py() == "patience=999999999"
 
 
 def test_the_run_description_is_strict_json(tmp_path):
