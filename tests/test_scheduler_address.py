@@ -1,5 +1,6 @@
 """A --scheduler that cannot be used: one error line naming why, within seconds."""
 
+import contextlib
 import socket
 import threading
 import time
@@ -75,6 +76,39 @@ def test_a_server_that_is_not_a_scheduler_is_named_as_such():
     server.close()
     assert time.monotonic() - clock < 10
     assert str(refused.value) == f"tcp://127.0.0.1:{port} answers, but is not a Dask scheduler"
+
+
+@pytest.mark.parametrize("says", [b"", b"HTTP/1.1 400 Bad Request\r\n\r\n"])
+def test_a_server_that_accepts_and_then_keeps_still_is_named_not_waited_on(says):
+    # Dask's own handshake would wait for ever on a listener that accepts and then says
+    # nothing (or something, but never closes): the question has one deadline.
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    held = []
+
+    def keep_still():
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = server.accept()
+                connection.sendall(says)
+                held.append(connection)
+
+    threading.Thread(target=keep_still, daemon=True).start()
+    outcome = []
+
+    def try_it():
+        try:
+            connect(f"tcp://127.0.0.1:{port}")
+        except ClusterError as error:
+            outcome.append(str(error))
+
+    asking = threading.Thread(target=try_it, daemon=True)
+    asking.start()
+    asking.join(120)  # a guard against a hang, far beyond the deadline
+    server.close()
+    for connection in held:
+        connection.close()
+    assert outcome == [f"tcp://127.0.0.1:{port} answers, but is not a Dask scheduler"]
 
 
 @pytest.mark.parametrize("deals", [10, 300])

@@ -97,7 +97,9 @@ def _check_is_scheduler(address):
             comm.abort()
 
     try:
-        reply = asyncio.run(identity())
+        # One deadline for the whole exchange: a listener that is not Dask may accept
+        # and then say nothing, which Dask's own handshake would wait on for ever.
+        reply = asyncio.run(asyncio.wait_for(identity(), CONNECT_SECONDS))
     except Exception:
         reply = None
     if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
