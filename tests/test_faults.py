@@ -349,6 +349,32 @@ def test_move_log_and_rows_agree_after_an_interrupt_and_resume(tmp_path):
     assert replay.stdout.strip() == f"checked 1,500 deals in {log}: 1,500 valid, 0 invalid"
 
 
+def test_a_logged_run_resumes_after_its_folder_is_moved(tmp_path):
+    # The file records its log's absolute path; moved with its folder, the log of that
+    # name beside it is taken when it holds the deals done, and recorded anew.
+    first = tmp_path / "first"
+    first.mkdir()
+    args, kept = interrupt_a_logged_run(first / "r.parquet", first / "moves.jsonl")
+    moved = tmp_path / "moved"
+    first.rename(moved)
+    out, log = moved / "r.parquet", moved / "moves.jsonl"
+    moved_args = [out if a == first / "r.parquet" else log if a == first / "moves.jsonl" else a
+                  for a in args]  # fmt: skip
+    other = moved / "elsewhere" / "moves.jsonl"  # the same name, but no deals in it
+    other.parent.mkdir()
+    other.write_text("")
+    refused = sim(*[other if a == log else a for a in moved_args], "--resume")
+    assert refused.stderr.strip() == (
+        f"Error: cannot resume with {other}: it does not hold the move logs of the "
+        f"{kept:,} deals done"
+    )
+    resumed = sim(*moved_args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert meta(out)["log_moves"] == str(log) and meta(out)["completed"] is True
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["deal"] for line in lines] == list(range(1500))
+
+
 def test_resume_refuses_a_move_log_that_does_not_hold_the_deals_done(tmp_path):
     out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
     args, kept = interrupt_a_logged_run(out, log)

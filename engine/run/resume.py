@@ -3,6 +3,7 @@ this very run's, and the lines of its move log."""
 
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -90,7 +91,12 @@ def _check_same_move_log(out, meta, mine):
             f"cannot resume {out} with --log-moves: its first {meta['n_done']:,} deals "
             "were played without a move log"
         )
-    if theirs is not None and (ours is None or not same_file(theirs, ours)):
+    if theirs is None or (ours is not None and same_file(theirs, ours)):
+        return
+    # A folder moved (or renamed) with its run in it: the log it names is gone, and the
+    # one of that name given now is taken if it holds the deals done (checked next).
+    moved = ours is not None and not Path(theirs).exists() and Path(theirs).name == Path(ours).name
+    if not moved:
         raise RunError(f"{out} logs its moves to {theirs}: resume it with --log-moves {theirs}")
 
 
