@@ -2,6 +2,9 @@
 start (a slow policy shows progress at once), never a crumb at the end; and how their
 rows come back from the workers."""
 
+import pyarrow.parquet as pq
+from conftest import sim
+
 from sim.engine.run import pool
 
 
@@ -177,3 +180,22 @@ def test_a_run_of_a_few_slow_deals_gives_every_worker_a_chunk_before_any_gets_tw
         assert all(worker.tasks for worker in feeder.workers), (deals, workers)
         handed = sorted(chunk for worker in feeder.workers for chunk in worker.tasks)
         assert sum(count for _, count in handed) == deals
+
+
+def test_a_run_of_fewer_deals_than_workers_forks_a_worker_a_deal(tmp_path, monkeypatch):
+    # `--workers 100 -n 3` starts three workers, not a hundred that would have nothing
+    # to play; the rows are those of any number of workers.
+    forked = []
+    play = pool.play
+
+    def counted(spec, planner, workers, *args):
+        forked.append(workers)
+        return play(spec, planner, workers, *args)
+
+    monkeypatch.setattr(pool, "play", counted)
+    out = tmp_path / "r.parquet"
+    assert sim("calc", "-n", 3, "--workers", 100, "--out", out, "-q").exit_code == 0
+    assert forked == [3]
+    alone = tmp_path / "alone.parquet"
+    assert sim("calc", "-n", 3, "--workers", 1, "--out", alone, "-q").exit_code == 0
+    assert pq.read_table(out).equals(pq.read_table(alone))

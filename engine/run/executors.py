@@ -20,8 +20,9 @@ def play_chunks(request, spec, first, stop):
         yield from _play_on_cluster(request, spec, first, end, stop)
         return
     most = _most_deals(request, pool.MAX_CHUNK)
-    planner = pool.ChunkPlanner(first, end, request.workers, most=most)
-    yield from pool.play(spec, planner, request.workers, stop.requested, request.deal_timeout)
+    workers = min(request.workers, end - first)  # a worker with no deal is never forked
+    planner = pool.ChunkPlanner(first, end, workers, most=most)
+    yield from pool.play(spec, planner, workers, stop.requested, request.deal_timeout)
 
 
 def _play_on_cluster(request, spec, first, end, stop):
