@@ -357,6 +357,7 @@ def _run_game(game, options):
 
     try:
         policies = [resolve(game.name, spec) for spec in options["policy"]]
+        sweep.check_distinct(policies)
         if sweep.is_sweep(policies, options["params"]):
             return _run_sweep(game, policies, rules, options)
         if typed_out is not None:

@@ -137,3 +137,10 @@ def test_a_resumed_sweep_keeps_a_complete_file_only_if_it_is_that_settings_run(t
         f"Error: cannot resume {random}: its policy is 'greedy', this run's is 'random'"
     )
     assert random.read_bytes() == greedy.read_bytes()
+
+
+def test_a_policy_given_twice_is_refused_not_swept(tmp_path):
+    result = sim("calc", "-p", "greedy", "-p", "random", "-p", "greedy", "-n", 10,
+                 "--out", tmp_path / "s")  # fmt: skip
+    assert (result.exit_code, result.output) == (1, "Error: -p greedy is given twice\n")
+    assert not any(tmp_path.iterdir())

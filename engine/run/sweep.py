@@ -60,6 +60,15 @@ def _declares(policy, name):
     return any(param.name == name for param in policy.params)
 
 
+def check_distinct(policies):
+    """Refuse a policy given twice (`-p greedy -p greedy`): one setting, not a sweep."""
+    seen = set()
+    for policy in policies:
+        if (policy.name, str(policy.kernel)) in seen:
+            raise RunError(f"-p {policy.name} is given twice")
+        seen.add((policy.name, str(policy.kernel)))
+
+
 def is_sweep(policies, pairs):
     return len(policies) > 1 or any("," in pair for pair in pairs)
 
