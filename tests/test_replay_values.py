@@ -109,3 +109,13 @@ def test_a_line_with_a_number_too_long_for_a_deal_is_malformed_and_replay_goes_o
         'line 3 (calc seed 0 deal 0): malformed line: no "layout"',
         f"checked 2 deals in {log}: 0 valid, 2 invalid, 1 malformed line",
     ]
+
+
+@pytest.mark.parametrize("score", ["28", 28.0, True, None], ids=repr)
+def test_a_score_that_is_not_a_whole_number_makes_the_line_invalid(logged, score):
+    # "28" would otherwise be reported as `claims lost 28, the moves give lost 28`
+    for game in registered_games():
+        verdict = check_line(logged[game] | {"score": score})
+        assert not verdict.ok
+        assert verdict.reason == f'"score" must be a whole number, not {json.dumps(score)}'
+    assert check_line(logged["calc"]).ok

@@ -58,7 +58,7 @@ def check_line(line):
     name = line["game"]
     if not isinstance(name, str) or name not in games:
         return Verdict(False, None, f"unknown game {json.dumps(name)}")
-    problem = _deal_problem(line) or _rules_problem(games[name], line)
+    problem = _deal_problem(line) or _rules_problem(games[name], line) or _score_problem(line)
     if problem:
         return Verdict(False, None, problem)
     try:
@@ -180,3 +180,11 @@ def _check_data(number, data):
         yield number, None, Verdict(False, None, "not a JSON object")
         return
     yield number, line, check_line(line)
+
+
+def _score_problem(line):
+    """A claimed score that is not a whole number ("28" would read as the 28 it is not)."""
+    score = line.get("score", 0)
+    if isinstance(score, int) and not isinstance(score, bool):
+        return None
+    return f'"score" must be a whole number, not {json.dumps(score)}'
