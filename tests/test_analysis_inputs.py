@@ -124,3 +124,14 @@ def test_export_refuses_a_column_of_another_type_or_with_nulls(tmp_path, target)
         assert result.exit_code == 1, (path, result.output)
         assert result.output.strip() == f"Error: {path}: {message}"
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(("out", ".out"))]
+
+
+def test_a_file_with_a_negative_deal_is_named(tmp_path):
+    good = write_result(tmp_path / "g.parquet", "greedy", outcome=OUTCOME)
+    deals = pa.array([-1] + list(range(1, len(OUTCOME))), pa.int64())
+    bad = rewritten(good, tmp_path / "bad.parquet", deal=deals)
+    result = sim("compare", good, bad)
+    assert (result.exit_code, result.output) == (
+        1,
+        f"Error: {bad}: deal indices below 0 (a deal is never negative)\n",
+    )

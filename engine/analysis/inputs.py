@@ -263,6 +263,9 @@ def load_runs(paths):
     runs, parts = {}, {}
     for path, meta in zip(files, metas, strict=True):
         table = read_columns(path, wanted)
+        lowest = pc.min(table.column("deal")).as_py() if table.num_rows else 0
+        if lowest is not None and lowest < 0:
+            raise AnalysisError(f"{path}: deal indices below 0 (a deal is never negative)")
         old = is_old_layout(table.column_names)
         for identity, rows in _split_by_run(table, meta):
             run = runs.setdefault(identity, Run(*identity))
