@@ -287,10 +287,12 @@ def test_output_that_is_not_a_regular_file_is_never_replaced(tmp_path):
 
 
 def test_a_move_log_and_a_result_file_may_not_be_one_file(tmp_path):
-    out = tmp_path / "a" / "x.parquet"
+    # (a result file named without .parquet: a log under a .parquet name is refused
+    # before, for its name alone)
+    out = tmp_path / "a" / "results"
     assert sim("-n", 10, "--out", out, "-q").returncode == 0
     before = out.read_bytes()
-    spelled = tmp_path / "a" / ".." / "a" / "x.parquet"
+    spelled = tmp_path / "a" / ".." / "a" / "results"
     result = sim("-n", 10, "--out", out, "--log-moves", spelled, "--overwrite")
     assert result.returncode == 1
     assert result.stderr.strip() == f"Error: --log-moves and --out name the same file: {spelled}"
