@@ -377,6 +377,29 @@ def test_a_logged_run_resumes_after_its_folder_is_moved(tmp_path):
     assert [line["deal"] for line in lines] == list(range(1500))
 
 
+def test_a_killed_logged_run_is_recovered_after_its_folder_is_moved(tmp_path):
+    # Killed outright, the run leaves its journals beside its files; moved with them,
+    # the log journal is found beside the log of the recorded name given now.
+    first = tmp_path / "first"
+    first.mkdir()
+    args = [*SLOW, "-n", 1500, "--seed", 9, "--out", "r.parquet", "--log-moves", "moves.jsonl"]
+    process = subprocess.Popen(command(*args, "-q"), cwd=first, env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    wait_for_rows(first / "r.parquet", 30)
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)
+    moved = tmp_path / "moved"
+    first.rename(moved)
+    resumed = subprocess.run(command(*args, "-q", "--resume"), cwd=moved, env=ENV,
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    out, log = moved / "r.parquet", moved / "moves.jsonl"
+    assert meta(out)["completed"] is True and meta(out)["log_moves"] == str(log)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["deal"] for line in lines] == list(range(1500))
+    assert sorted(p.name for p in moved.iterdir()) == ["moves.jsonl", "r.parquet"]
+
+
 def test_resume_refuses_a_move_log_that_does_not_hold_the_deals_done(tmp_path):
     out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
     args, kept = interrupt_a_logged_run(out, log)

@@ -45,7 +45,8 @@ def _salvage(request, out, locks):
         path.unlink()  # the start of a journal a killed run was creating: nothing to keep
         return []
     description, rows, game, before = found
-    log = description.get("log_moves")
+    log = _moved_log(description.get("log_moves"), request.log_moves)
+    description = description | {"log_moves": log}
     journals = journal.JournalPaths.beside(out, log)
     if rows.shape[0] == 0 or request.overwrite:
         journals.remove()
@@ -61,6 +62,19 @@ def _salvage(request, out, locks):
     meta = description | {"salvaged": True, "executor": "recovered from a killed run"}
     kept = finish(out, Path(log) if log else None, game, meta, before, journals, 0.0)
     return [_recovered(request, out, kept, description)]
+
+
+def _moved_log(recorded, given):
+    """The move log of a killed run: the one it recorded, or, its folder moved since
+    (no journal of that log is left there), the log of the same name given now, whose
+    journal was moved along with it."""
+    if not recorded or not given or Path(recorded).name != Path(given).name:
+        return recorded
+    if journal.log_journal_path(recorded).exists():
+        return recorded
+    if not journal.log_journal_path(given).exists():
+        return recorded
+    return str(Path(given).absolute())
 
 
 def _read_journal(path):
