@@ -166,7 +166,7 @@ def _parse_int(text):
         as_float = _parse_float(plain)
         if not as_float.is_integer():
             raise ValueError(text) from None
-        number = int(as_float)
+        return int(as_float)
     return number
 
 

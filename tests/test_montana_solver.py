@@ -396,22 +396,15 @@ def test_M5_a_safe_run_extension_never_changes_whether_a_position_can_be_won(fre
     # judged by the backward sweep: where the search would play a run's extension
     # alone, the position after it can be won exactly when the position itself can.
     rng = random.Random(9500 + free_ranks)
-    state = np.zeros(montana.STATE_SIZE, np.int16)
     reach = np.empty(montana.CELLS, np.int64)
-    checked = taken = 0
-    while checked < 3000:
-        positions = winnable_positions(small_variant(rng, free_ranks, False), 5_000)
-        if positions is None:
+    taken = 0
+    for state, grid, winnable, positions in judged_positions(rng, free_ranks, False, 3000):
+        if solver.home_unreachable_nb(state, reach):
             continue
-        for grid, winnable in positions.items():
-            montana.set_grid_nb(state, np.array(grid, np.int16), 0)
-            checked += 1
-            if solver.home_unreachable_nb(state, reach):
-                continue
-            safe = solver.safe_extension_nb(state, reach)
-            if safe >= 0:
-                assert positions[tuple(replay(grid, [safe]))] == winnable, grid
-                taken += 1
+        safe = solver.safe_extension_nb(state, reach)
+        if safe >= 0:
+            assert positions[tuple(replay(grid, [safe]))] == winnable, grid
+            taken += 1
     assert taken > 0
 
 
@@ -443,6 +436,23 @@ def winnable_positions(grid, limit):
     return {here: here in won for here in children}
 
 
+def judged_positions(rng, free_ranks, free_low, count):
+    """(state, grid, whether it can be won, all positions judged with it) of every
+    position reachable from small variants of at most 5,000 positions each, variant
+    after variant until `count` positions have come. The state is one array, set to
+    each position in turn."""
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    given = 0
+    while given < count:
+        positions = winnable_positions(small_variant(rng, free_ranks, free_low), 5_000)
+        if positions is None:
+            continue
+        for grid, winnable in positions.items():
+            montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+            given += 1
+            yield state, grid, winnable, positions
+
+
 @pytest.mark.parametrize("free_ranks, free_low", [(3, False), (4, False), (2, True), (3, True)])
 def test_M3_M4_every_card_stays_within_the_cells_it_may_hold(free_ranks, free_low):
     # The cells home_unreachable_nb says a card may hold, from a small variant as
@@ -466,19 +476,12 @@ def test_M6_a_card_that_can_never_reach_home_is_only_ever_found_in_a_lost_positi
     # the test never condemns one that can still be won, and it condemns most of the
     # lost ones.
     rng = random.Random(7000 + 10 * free_ranks + free_low)
-    state = np.zeros(montana.STATE_SIZE, np.int16)
-    condemned = lost = checked = 0
-    while checked < 3000:
-        positions = winnable_positions(small_variant(rng, free_ranks, free_low), 5_000)
-        if positions is None:
-            continue
-        for grid, winnable in positions.items():
-            montana.set_grid_nb(state, np.array(grid, np.int16), 0)
-            if solver.home_unreachable_nb(state):
-                assert not winnable, grid
-                condemned += 1
-            lost += not winnable
-            checked += 1
+    condemned = lost = 0
+    for state, grid, winnable, _ in judged_positions(rng, free_ranks, free_low, 3000):
+        if solver.home_unreachable_nb(state):
+            assert not winnable, grid
+            condemned += 1
+        lost += not winnable
     assert condemned > lost / 2
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sim.engine.compressed import OTHER_COMPRESSIONS, SUFFIXES
 from sim.engine.run.files import FileLock, OutputError, check_output, same_file
-from sim.engine.run.request import RunError
+from sim.engine.run.request import OTHER_FORMATS, RunError
 
 
 def checked_outputs(request):
@@ -31,8 +31,7 @@ def checked_outputs(request):
 
 # Names that promise a format a move log is not (it is JSON lines, .jsonl): a log under
 # one would be taken for a file of that format (a .parquet one in a results folder).
-NOT_A_LOG = {".parquet", ".csv", ".tsv", ".json", ".xlsx", ".xls", ".feather", ".arrow",
-             ".html", ".md"}  # fmt: skip
+NOT_A_LOG = (set(OTHER_FORMATS) | {".parquet"}) - {".jsonl", ".txt"}
 
 
 def _checked_move_log(request, out):
