@@ -109,10 +109,12 @@ kept runs (M5), by the shortest line; keep=1 the same, then the most rows with a
 run, then the longest shortest run; keep=2 no choice, the first stuck grid met
 (the end of the greedy line). In the last phase (no redeal left) a phase these
 searches leave undecided is searched again, with `final` times `nodes` positions
-(30M at the defaults): a beam of up to 262,144 positions a level (over twice those
-positions, at most 26M), then the whole game over classes, skipping every class in
-which a card can never move again outside its final cell (such a class is lost: a
-proof). A deal not won is `lost` when the whole-game search saw every class,
-`unknown` when the budget ran out first.
+(30M at the defaults): the game where 2s stay in column 1 again with an eighth of
+them, a beam of up to 262,144 positions a level (over twice those positions, at
+most 26M), then the whole game over classes, skipping every class in which some
+card can never reach a cell where a won grid holds it (such a class is lost: a
+proof) and playing a run's extension alone where it can lose no win. A deal not won
+is `lost` when the whole-game search saw every class, `unknown` when the budget ran
+out first.
 """,
 )

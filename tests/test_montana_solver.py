@@ -529,6 +529,24 @@ def test_a_last_phase_left_undecided_is_searched_again_with_the_final_budget(fre
     assert undecided > 0
 
 
+def test_the_last_phase_plays_the_restricted_game_again_with_a_share_of_the_final_budget():
+    # Deal 58 of seed 99 without redeals: its restricted game (2s kept in column 1,
+    # runs extended first) is won only after about 0.6M positions, more than the first
+    # search's share at nodes=100,000. With final=8M that game gets 1M positions first
+    # and wins, before the beam and the class search (about 200,000 positions each
+    # for the first search's beam and stages, so far fewer than 1.2M in all).
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    montana.start_nb(99, 58, np.array([0, 5000], np.int64), state)
+    grid = [int(card) for card in state[montana.GRID : montana.GRID + montana.CELLS]]
+    line = np.zeros(montana.PLAN_CAP, np.int16)
+    assert solver.decide_nb(state, 100_000, solver.KEEP_SCORE, line)[0] == montana.OUTCOME_UNKNOWN
+    verdict, nodes, length = solver.final_decide_nb(
+        state, 100_000, 8_000_000, solver.KEEP_SCORE, line
+    )
+    assert verdict == montana.OUTCOME_WON and nodes < 1_200_000
+    assert_line_ends_as_the_rules_say(grid, line[:length], True)
+
+
 def restricted(grid, extend_first, budget=10_000_000):
     state = np.zeros(montana.STATE_SIZE, np.int16)
     montana.set_grid_nb(state, np.array(grid, np.int16), 0)
@@ -566,6 +584,43 @@ def test_M3_a_win_of_the_game_where_column_one_2s_stay_is_a_win_and_its_loss_no_
         decided, _, length = solver.decide_nb(state, 10_000_000, solver.KEEP_SCORE, out)
         assert decided == (montana.OUTCOME_WON if truth[0] else montana.OUTCOME_LOST), grid
     assert restricted_losses_won > 0
+
+
+def extended(grid, budget=10_000_000):
+    """The whole game over classes with every run's extension played first."""
+    state = np.zeros(montana.STATE_SIZE, np.int16)
+    montana.set_grid_nb(state, np.array(grid, np.int16), 0)
+    line = np.zeros(montana.PLAN_CAP, np.int16)
+    verdict, _, length, _ = solver.class_solve_nb(
+        state, budget, solver.KEEP_SCORE, line, True, True
+    )
+    return verdict, line[:length]
+
+
+@pytest.mark.parametrize("free_ranks, free_low", [(3, True), (4, False)])
+def test_M4_the_whole_game_with_runs_extended_first_wins_only_where_the_rules_win(
+    free_ranks, free_low
+):
+    # A search for wins, not a proof: every win it reports is a line that wins by the
+    # rules, and it finds most wins of small variants; but it loses the drawn grid of
+    # the restricted game above, which can be won, so its losses prove nothing.
+    rng = random.Random(500 + free_ranks)
+    wins = found = 0
+    for grid, truth in judged_small_variants(rng, free_ranks, free_low, 40):
+        verdict, line = extended(grid)
+        if verdict == montana.OUTCOME_WON:
+            assert truth[0] and rule_score(replay(grid, line)) == 48
+            found += 1
+        wins += truth[0]
+    assert found > wins // 2
+    grid = position(
+        "2D 3D 4D 5D 6D 7D 8D 9D QH .. QS JC KC",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS TC QD JH JD",
+        "2C 3C 4C 5C 6C 7C 8C 9C .. KH JS TD QC",
+        "2H 3H 4H 5H 6H 7H 8H 9H KS KD .. TH ..",
+        redeals=0,
+    )[: montana.CELLS].tolist()
+    assert extended(grid)[0] == montana.OUTCOME_LOST and exhaustive(grid, 10_000)[0]
 
 
 def class_key(*rows):
