@@ -5,7 +5,7 @@ So the phase between two redeals is an open puzzle, and the solver decides it: i
 explores every position reachable by card moves (M2-M4) until it finds a won grid
 (M6), or until none is left, which proves that no line wins the phase.
 
-Four stages (decide_nb), the first win ending them, and in the last phase two more:
+Four stages (decide_nb), the first win ending them, and in the last phase four more:
 
 - `beam_line_nb` (policies.montana_beam), a beam search of twice the budget of
   positions, 1 a level per 100 of them (at most BEAM_WIDTH_CAP): it finds wins
