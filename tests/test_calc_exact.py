@@ -176,7 +176,12 @@ def test_model_and_searches_agree_on_every_position_both_decide():
 
 # A search that runs for seconds: forty numbers, all different, no one right after the
 # one before it, the largest weighted sum wanted. It prints `solving` as it starts.
+# The child takes Ctrl-C as a terminal's foreground process does, whatever it inherits:
+# started with SIGINT ignored (as it sometimes is under a loaded test runner), it would
+# search on to its time limit and print its status, as if the interrupt had been lost.
 LONG_SEARCH = """
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from ortools.sat.python import cp_model
 from sim.policies import calc_exact
 model = cp_model.CpModel()
