@@ -299,12 +299,17 @@ def _restricted_moves_nb(state, out, values, extend_first):
         kept += 1
     if extend_first:
         for i in range(kept):
-            target = out[i] % CELLS
-            row = target // COLS
-            if state[RUN + row] > 0 and target == COLS * row + state[RUN + row]:
+            if extends_run_nb(state, out[i] % CELLS):
                 out[0] = out[i]
                 return 1
     return kept
+
+
+@njit(cache=True, inline="always")
+def extends_run_nb(state, target):
+    """Whether a card moved into the gap at target extends its row's kept run."""
+    run = state[RUN + target // COLS]
+    return run > 0 and target == COLS * (target // COLS) + run
 
 
 @njit(cache=True, inline="always")
@@ -796,10 +801,7 @@ def class_solve_nb(state, budget, keep, line, prune=False, extend_first=False):
 def run_extension_nb(state, actions, orders, n):
     """The first of the n class moves that extends a kept run, -1 if none."""
     for i in range(n):
-        target = actions[i] % CELLS
-        row = target // COLS
-        run = state[RUN + row]
-        if orders[i] == SAME_ORDER and run > 0 and target == COLS * row + run:
+        if orders[i] == SAME_ORDER and extends_run_nb(state, actions[i] % CELLS):
             return actions[i]
     return -1
 

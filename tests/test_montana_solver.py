@@ -271,6 +271,18 @@ def test_M3_M5_a_kept_run_may_have_to_move_whole_to_another_row():
     assert restricted(grid, True)[0] == restricted(grid, False)[0] == montana.OUTCOME_LOST
 
 
+def extension_trap():
+    """A grid that extending a run wherever one can be extended loses, and that can be
+    won (the test below)."""
+    return position(
+        "2D 3D 4D 5D 6D 7D 8D 9D QH .. QS JC KC",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS TC QD JH JD",
+        "2C 3C 4C 5C 6C 7C 8C 9C .. KH JS TD QC",
+        "2H 3H 4H 5H 6H 7H 8H 9H KS KD .. TH ..",
+        redeals=0,
+    )[: montana.CELLS].tolist()
+
+
 def test_M4_extending_a_run_first_can_lose_a_win_even_where_column_one_2s_stay():
     # In the restricted game the runs cannot move, yet extending a run wherever one
     # can be extended loses this grid, which the same game without that rule wins:
@@ -281,13 +293,7 @@ def test_M4_extending_a_run_first_can_lose_a_win_even_where_column_one_2s_stay()
     # r2  2S 3S 4S 5S 6S 7S 8S 9S TS TC QD JH JD
     # r3  2C 3C 4C 5C 6C 7C 8C 9C .. KH JS TD QC
     # r4  2H 3H 4H 5H 6H 7H 8H 9H KS KD .. TH ..
-    grid = position(
-        "2D 3D 4D 5D 6D 7D 8D 9D QH .. QS JC KC",
-        "2S 3S 4S 5S 6S 7S 8S 9S TS TC QD JH JD",
-        "2C 3C 4C 5C 6C 7C 8C 9C .. KH JS TD QC",
-        "2H 3H 4H 5H 6H 7H 8H 9H KS KD .. TH ..",
-        redeals=0,
-    )[: montana.CELLS].tolist()
+    grid = extension_trap()
     verdict, _, line = restricted(grid, False)
     assert verdict == montana.OUTCOME_WON and rule_score(replay(grid, line)) == 48
     assert restricted(grid, True)[0] == montana.OUTCOME_LOST
@@ -613,13 +619,7 @@ def test_M4_the_whole_game_with_runs_extended_first_wins_only_where_the_rules_wi
             found += 1
         wins += truth[0]
     assert found > wins // 2
-    grid = position(
-        "2D 3D 4D 5D 6D 7D 8D 9D QH .. QS JC KC",
-        "2S 3S 4S 5S 6S 7S 8S 9S TS TC QD JH JD",
-        "2C 3C 4C 5C 6C 7C 8C 9C .. KH JS TD QC",
-        "2H 3H 4H 5H 6H 7H 8H 9H KS KD .. TH ..",
-        redeals=0,
-    )[: montana.CELLS].tolist()
+    grid = extension_trap()
     assert extended(grid)[0] == montana.OUTCOME_LOST and exhaustive(grid, 10_000)[0]
 
 
