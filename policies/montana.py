@@ -113,8 +113,9 @@ searches leave undecided is searched again, with `final` times `nodes` positions
 them, a beam of up to 262,144 positions a level (over twice those positions, at
 most 26M), then the whole game over classes, skipping every class in which some
 card can never reach a cell where a won grid holds it (such a class is lost: a
-proof) and playing a run's extension alone where it can lose no win. A deal not won
-is `lost` when the whole-game search saw every class, `unknown` when the budget ran
-out first.
+proof) and playing a run's extension alone where it can lose no win; if that runs
+out, the same game with every run's extension played first is searched for a win
+with as many again (its loss proves nothing). A deal not won is `lost` when the
+whole-game search saw every class, `unknown` when the budget ran out first.
 """,
 )
