@@ -24,6 +24,8 @@ def mc_nb(state, legal, n_legal, params, stream):
         params[SCORE_WEIGHT],
         params[CONFIDENCE],
         stream,
+        calc_oracle.PLACEMENT_WEIGHTS,
+        np.empty(n_legal),
     )
 
 

@@ -349,17 +349,19 @@ def test_first_playout_action_is_the_one_the_playout_takes():
     board = np.empty(calc.STATE_SIZE, np.int16)
     trial = np.empty(calc.STATE_SIZE, np.int16)
     line = np.empty(calc_oracle.MAX_DEPTH, np.int16)
+    work = calc_oracle.new_work_nb()
     kinds = set()  # stock to foundation, stock to pile, pile to foundation
     for i in range(200):
         state = random_short_deal(stream, 8 + i % 20, 1 + i % 4, n_piled=i % 7)
         calc_oracle.board_from_state_nb(state, board)
         trial[:] = board
-        score, length = calc_oracle.playout_line_nb(trial, calc_oracle.PLAYOUT_DEFAULTS, line, 0)
-        first = calc_oracle.playout_first_action_nb(board, calc_oracle.PLAYOUT_DEFAULTS)
+        weights = calc_oracle.PLAYOUT_DEFAULTS
+        score, length = calc_oracle.playout_line_nb(trial, weights, line, 0, work)
+        first = calc_oracle.playout_first_action_nb(board, weights, work)
         assert first == (line[0] if length > 0 else -1)
         if length > 0:
             calc_oracle.apply_nb(board, first)
-            again = calc_oracle.playout_nb(board, calc_oracle.PLAYOUT_DEFAULTS)
+            again = calc_oracle.playout_nb(board, calc_oracle.PLAYOUT_DEFAULTS, work)
             assert again == score  # a playout depends on nothing but its position
             kinds.add((first >= calc.ACT_TO_WASTE) + (first >= calc.ACT_FROM_WASTE))
     assert kinds == {0, 1, 2}
