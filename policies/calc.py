@@ -95,7 +95,7 @@ mc = Policy(
     "calc",
     "mc",
     "sim.policies.calc_strong:mc_nb",
-    compile_seconds=40,
+    compile_seconds=20,
     params=MC_PARAMS,
     description="""\
 Monte Carlo search over the unseen cards: try each action on sampled stocks.
@@ -142,7 +142,7 @@ oracle = Policy(
     "calc",
     "oracle",
     "sim.policies.calc_strong:oracle_nb",
-    compile_seconds=60,
+    compile_seconds=30,
     params=ORACLE_PARAMS,
     exact_under=(),
     settle="sim.policies.calc_exact:settle",
