@@ -6,9 +6,11 @@ make positions that differ only in suits the same. `board_from_state_nb` makes o
 
 Four tools work on boards:
 
-- `playout_nb` plays a board to the end with a fast placement heuristic (the playout
-  policy of Monte Carlo search, and the `rollout` policy) and returns the score;
-  `playout_line_nb` also records its actions. Both work in a scratch array from
+- `playout_nb` plays a board to the end with a fast placement heuristic (the `rollout`
+  policy, and the order of the solver's search) and returns the score;
+  `playout_line_nb` also records its actions, and `fitted_playout_nb`, the playout of
+  Monte Carlo search, places the turned card by a cost fitted to that search's own
+  choices instead. They work in a scratch array from
   `new_work_nb` that a caller in a loop keeps, and like the other hot kernels here
   that allocate nothing they are compiled without reference counts
   (engine.kernel.njit_no_refcounts), which made playouts 2.8 times faster;
