@@ -362,17 +362,22 @@ def placement_cost_nb(board, w, rank, n_empty, followers, soon, unseen, tops, we
 
 
 @njit(cache=True, inline="always")
+def count_tops_nb(board, tops):
+    """tops[r]: how many waste tops have rank r (tops[0]: empty piles); return the
+    number of empty piles."""
+    tops[:] = 0
+    for w in range(board[NWASTE]):
+        tops[top_rank_nb(board, w)] += 1
+    return tops[0]
+
+
+@njit(cache=True, inline="always")
 def heuristic_waste_nb(board, soon, unseen, tops, weights):
     """The waste pile the playout heuristic puts the turned card on; `soon` is the
     table of fill_soon_nb, `unseen` counts the ranks in the stock under the turned
     card, and `tops` is scratch space for 14 counts."""
     rank = board[STOCK + board[POS]]
-    n_empty = 0
-    tops[:] = 0
-    for w in range(board[NWASTE]):
-        top = top_rank_nb(board, w)
-        tops[top] += 1
-        n_empty += top == 0
+    n_empty = count_tops_nb(board, tops)
     followers = followers_nb(board, rank)
     best, best_cost = 0, 1e18
     for w in range(board[NWASTE]):
@@ -429,10 +434,11 @@ def playout_nb(board, weights, work):
 
 
 @njit_no_refcounts
-def playout_line_nb(board, weights, line, n, work):
+def playout_line_nb(board, weights, line, n, work, placement=None):
     """playout_nb that also writes its actions into line from index n; it stops when
     line is full (a line of length 0 records nothing). Return (score, index after the
-    last action written)."""
+    last action written). With `placement`, the turned card goes where
+    fitted_waste_nb puts it (fitted_playout_nb)."""
     unseen = work[UNSEEN_ROW]
     count_unseen_nb(board, unseen)
     soon = work[SOON_ROW]
@@ -453,7 +459,10 @@ def playout_line_nb(board, weights, line, n, work):
         else:
             if foundations_moved:
                 fill_soon_nb(board, soon)
-            w = heuristic_waste_nb(board, soon, unseen, tops, weights)
+            if placement is None:
+                w = heuristic_waste_nb(board, soon, unseen, tops, weights)
+            else:
+                w = fitted_waste_nb(board, soon, unseen, tops, placement)
             h = board[HEIGHT + w]
             board[WASTE + PILE_CAP * w + h] = rank
             board[HEIGHT + w] = h + 1
@@ -589,12 +598,7 @@ def pile_features_nb(board, soon, unseen, tops, features):
     """features[w]: placement_features_nb of the turned card on each pile w, with
     soon and unseen filled (fill_soon_nb, count_unseen_nb) and tops as scratch."""
     rank = board[STOCK + board[POS]]
-    n_empty = 0
-    tops[:] = 0
-    for w in range(board[NWASTE]):
-        top = top_rank_nb(board, w)
-        tops[top] += 1
-        n_empty += top == 0
+    n_empty = count_tops_nb(board, tops)
     follow = followers_nb(board, rank)
     for w in range(board[NWASTE]):
         placement_features_nb(board, w, rank, n_empty, follow, soon, unseen, tops, features[w])
@@ -605,12 +609,7 @@ def fitted_waste_nb(board, soon, unseen, tops, placement):
     """The pile whose placement cost (fitted_cost_nb) is lowest, the first among
     equals."""
     rank = board[STOCK + board[POS]]
-    n_empty = 0
-    tops[:] = 0
-    for w in range(board[NWASTE]):
-        top = top_rank_nb(board, w)
-        tops[top] += 1
-        n_empty += top == 0
+    n_empty = count_tops_nb(board, tops)
     follow = followers_nb(board, rank)
     best, best_cost = 0, 1e18
     for w in range(board[NWASTE]):
@@ -624,30 +623,7 @@ def fitted_waste_nb(board, soon, unseen, tops, placement):
 def fitted_playout_nb(board, placement, work):
     """playout_nb with the turned card placed by fitted_waste_nb (foundation moves as
     the hand heuristic makes them); the score."""
-    unseen, soon, tops = work[UNSEEN_ROW], work[SOON_ROW], work[TOPS_ROW, :14]
-    count_unseen_nb(board, unseen)
-    foundations_moved = True
-    while True:
-        if foundations_moved:
-            _play_waste_tops_nb(board, PLAYOUT_DEFAULTS, board[:0], 0)
-        pos = board[POS]
-        if pos >= STOCK_SIZE:
-            return score_nb(board)
-        rank = board[STOCK + pos]
-        k = choose_foundation_nb(board, rank, PLAYOUT_DEFAULTS)
-        if k >= 0:
-            found_up_nb(board, k)
-        else:
-            if foundations_moved:
-                fill_soon_nb(board, soon)
-            w = fitted_waste_nb(board, soon, unseen, tops, placement)
-            h = board[HEIGHT + w]
-            board[WASTE + PILE_CAP * w + h] = rank
-            board[HEIGHT + w] = h + 1
-        foundations_moved = k >= 0
-        board[POS] = pos + 1
-        if pos + 1 < STOCK_SIZE:
-            unseen[board[STOCK + pos + 1]] -= 1
+    return playout_line_nb(board, PLAYOUT_DEFAULTS, board[:0], 0, work, placement)[0]
 
 
 # ---------------------------------------------------------------------------------
@@ -1085,14 +1061,9 @@ def _tie_breaks_nb(board, weights, out, n, ties, work):
         return
     rank = board[STOCK + pos]
     soon, unseen, tops = work[SOON_ROW], work[UNSEEN_ROW], work[TOPS_ROW]
-    tops[:] = 0
     fill_soon_nb(board, soon)
     count_unseen_nb(board, unseen)
-    n_empty = 0
-    for w in range(board[NWASTE]):
-        top = top_rank_nb(board, w)
-        tops[top] += 1
-        n_empty += top == 0
+    n_empty = count_tops_nb(board, tops)
     followers = followers_nb(board, rank)
     for i in range(n):
         if ACT_TO_WASTE <= out[i] < ACT_FROM_WASTE:

@@ -136,16 +136,13 @@ def test_the_fitted_cost_is_the_pile_features_times_the_weights():
         weights = calc_oracle.PLACEMENT_WEIGHTS.copy()
         if i % 2:
             weights = np.array([rng.below_nb(random_weights, 2001) / 1000 - 1 for _ in weights])
+        tops = work[calc_oracle.TOPS_ROW]
+        n_empty = calc_oracle.count_tops_nb(board, tops)
+        rank = board[calc.STOCK + board[calc.POS]]
+        follow = calc_oracle.followers_nb(board, rank)
         for w in range(board[calc.NWASTE]):
-            costs = work[calc_oracle.TOPS_ROW]
-            costs[:] = 0
-            for v in range(board[calc.NWASTE]):
-                costs[calc_oracle.top_rank_nb(board, v)] += 1
-            n_empty = costs[0]
-            rank = board[calc.STOCK + board[calc.POS]]
-            follow = calc_oracle.followers_nb(board, rank)
             cost = calc_oracle.fitted_cost_nb(
-                board, w, rank, n_empty, follow, soon, unseen, costs, weights
+                board, w, rank, n_empty, follow, soon, unseen, tops, weights
             )
             assert np.isclose(cost, features[w] @ weights)
 
