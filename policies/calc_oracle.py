@@ -372,16 +372,20 @@ def count_tops_nb(board, tops):
 
 
 @njit(cache=True, inline="always")
-def heuristic_waste_nb(board, soon, unseen, tops, weights):
-    """The waste pile the playout heuristic puts the turned card on; `soon` is the
-    table of fill_soon_nb, `unseen` counts the ranks in the stock under the turned
-    card, and `tops` is scratch space for 14 counts."""
+def heuristic_waste_nb(board, soon, unseen, tops, weights, placement=None):
+    """The waste pile the playout heuristic puts the turned card on, the first of
+    lowest cost: placement_cost_nb's, or with `placement` fitted_cost_nb's. `soon` is
+    the table of fill_soon_nb, `unseen` counts the ranks in the stock under the
+    turned card, and `tops` is scratch space for 14 counts."""
     rank = board[STOCK + board[POS]]
     n_empty = count_tops_nb(board, tops)
-    followers = followers_nb(board, rank)
+    follow = followers_nb(board, rank)
     best, best_cost = 0, 1e18
     for w in range(board[NWASTE]):
-        cost = placement_cost_nb(board, w, rank, n_empty, followers, soon, unseen, tops, weights)
+        if placement is None:
+            cost = placement_cost_nb(board, w, rank, n_empty, follow, soon, unseen, tops, weights)
+        else:
+            cost = fitted_cost_nb(board, w, rank, n_empty, follow, soon, unseen, tops, placement)
         if cost < best_cost:
             best, best_cost = w, cost
     return best
@@ -437,8 +441,8 @@ def playout_nb(board, weights, work):
 def playout_line_nb(board, weights, line, n, work, placement=None):
     """playout_nb that also writes its actions into line from index n; it stops when
     line is full (a line of length 0 records nothing). Return (score, index after the
-    last action written). With `placement`, the turned card goes where
-    fitted_waste_nb puts it (fitted_playout_nb)."""
+    last action written). With `placement`, the turned card goes where the fitted
+    cost puts it (heuristic_waste_nb, fitted_playout_nb)."""
     unseen = work[UNSEEN_ROW]
     count_unseen_nb(board, unseen)
     soon = work[SOON_ROW]
@@ -459,10 +463,7 @@ def playout_line_nb(board, weights, line, n, work, placement=None):
         else:
             if foundations_moved:
                 fill_soon_nb(board, soon)
-            if placement is None:
-                w = heuristic_waste_nb(board, soon, unseen, tops, weights)
-            else:
-                w = fitted_waste_nb(board, soon, unseen, tops, placement)
+            w = heuristic_waste_nb(board, soon, unseen, tops, weights, placement)
             h = board[HEIGHT + w]
             board[WASTE + PILE_CAP * w + h] = rank
             board[HEIGHT + w] = h + 1
@@ -605,23 +606,8 @@ def pile_features_nb(board, soon, unseen, tops, features):
 
 
 @njit_no_refcounts
-def fitted_waste_nb(board, soon, unseen, tops, placement):
-    """The pile whose placement cost (fitted_cost_nb) is lowest, the first among
-    equals."""
-    rank = board[STOCK + board[POS]]
-    n_empty = count_tops_nb(board, tops)
-    follow = followers_nb(board, rank)
-    best, best_cost = 0, 1e18
-    for w in range(board[NWASTE]):
-        cost = fitted_cost_nb(board, w, rank, n_empty, follow, soon, unseen, tops, placement)
-        if cost < best_cost:
-            best, best_cost = w, cost
-    return best
-
-
-@njit_no_refcounts
 def fitted_playout_nb(board, placement, work):
-    """playout_nb with the turned card placed by fitted_waste_nb (foundation moves as
+    """playout_nb with the turned card placed by the fitted cost (foundation moves as
     the hand heuristic makes them); the score."""
     return playout_line_nb(board, PLAYOUT_DEFAULTS, board[:0], 0, work, placement)[0]
 

@@ -153,7 +153,9 @@ def test_hand_placement_weights_make_the_hand_heuristics_choices():
         work, soon, unseen = scratch_for(board)
         tops = work[calc_oracle.TOPS_ROW]
         hand = calc_oracle.heuristic_waste_nb(board, soon, unseen, tops, HAND)
-        fitted = calc_oracle.fitted_waste_nb(board, soon, unseen, tops, calc_oracle.HAND_PLACEMENT)
+        fitted = calc_oracle.heuristic_waste_nb(
+            board, soon, unseen, tops, HAND, calc_oracle.HAND_PLACEMENT
+        )
         assert fitted == hand
     state = np.empty(calc.STATE_SIZE, np.int16)
     board = np.empty(calc.STATE_SIZE, np.int16)
