@@ -13,6 +13,7 @@ kernel (defer_blas_check below), since no kernel of ours calls BLAS.
 
 import contextlib
 import functools
+import hashlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -28,6 +29,17 @@ def sources_stamp(roots=None):
             status = path.stat()
             newest, total = max(newest, status.st_mtime), total + status.st_size
     return newest, total
+
+
+@functools.cache
+def sources_digest(roots=None):
+    """A short hash of the rules and policy sources' contents: which code played a
+    run's deals (a result file records it, and --resume holds to it)."""
+    digest = hashlib.sha256()
+    for root in roots or _source_roots():
+        for path in sorted(Path(root).glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _source_roots():

@@ -86,6 +86,22 @@ def test_resume_refuses_a_policy_of_the_same_name_from_elsewhere(tmp_path):
     )
 
 
+def test_resume_refuses_a_file_begun_by_other_code_of_the_rules_or_policies(tmp_path):
+    source, out = complete_run(tmp_path), tmp_path / "r.parquet"
+    code = json.loads(pq.read_table(source).schema.metadata[META_KEY])["code"]
+    assert len(code) == 12
+    interrupted_copy(source, out, list(range(20)), code="0123456789ab")
+    result = sim("calc", "-n", 50, "--out", out, "--resume")
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: cannot resume {out}: its deals were played by other code of the rules and "
+        f"policies (code 0123456789ab, this sim's {code}): run it again whole"
+    )
+    interrupted_copy(source, out, list(range(20)))  # the same code: it resumes
+    assert sim("calc", "-n", 50, "--out", out, "--resume", "-q").exit_code == 0
+    assert pq.read_table(out).equals(pq.read_table(source))
+
+
 def test_resume_refuses_other_parameters_naming_both(tmp_path):
     out = tmp_path / "r.parquet"
     assert sim("calc", "-p", "planner", "-n", 10, "--out", out, "-q").exit_code == 0

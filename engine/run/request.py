@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.engine import compile_cache
 from sim.engine.compressed import is_compressed_name
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 
@@ -47,6 +48,7 @@ class RunRequest:
             "start": self.start,
             "n": self.n,
             "log_moves": str(Path(self.log_moves).absolute()) if self.log_moves else None,
+            "code": compile_cache.sources_digest(),
         }
 
     def executor(self):

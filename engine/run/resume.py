@@ -40,7 +40,12 @@ def check_done_by_this_run(request, out):
 
 
 def _check_same_run(out, meta, mine):
-    # Files from before the policy's spec was stored are known by its name alone.
+    # Files from before the policy's spec (or the code) was stored are known without it.
+    if meta.get("code", mine["code"]) != mine["code"]:
+        raise RunError(
+            f"cannot resume {out}: its deals were played by other code of the rules and "
+            f"policies (code {meta['code']}, this sim's {mine['code']}): run it again whole"
+        )
     keys = SAME_RUN_KEYS + (("policy_spec",) if "policy_spec" in meta else ())
     for key in keys:
         if meta.get(key) != json.loads(json.dumps(mine[key])):  # as stored: JSON values
