@@ -519,6 +519,18 @@ PLACEMENT_WEIGHTS = np.array([
 
 
 @njit(cache=True, inline="always")
+def _pile_soon_nb(board, w, soon, card_soon):
+    """(the fewest steps until any card of pile w is needed, how many of its cards are
+    needed sooner than card_soon)."""
+    soonest, sooner = NEVER, 0
+    base = WASTE + PILE_CAP * w
+    for i in range(board[HEIGHT + w]):
+        soonest = min(soonest, soon[board[base + i]])
+        sooner += soon[board[base + i]] < card_soon
+    return soonest, sooner
+
+
+@njit(cache=True, inline="always")
 def placement_features_nb(board, w, rank, n_empty, followers, soon, unseen, tops, f):
     """f[:N_FEATURES]: the features above of the turned card (of `rank`) on pile w;
     the arguments as placement_cost_nb takes them."""
@@ -547,11 +559,7 @@ def placement_features_nb(board, w, rank, n_empty, followers, soon, unseen, tops
         f[27], f[30] = unseen[rank], n_empty
         f[29] = height > 1 and soon[board[WASTE + PILE_CAP * w + height - 2]] < top_soon
         return
-    soonest, sooner = NEVER, 0
-    base = WASTE + PILE_CAP * w
-    for i in range(height):
-        soonest = min(soonest, soon[board[base + i]])
-        sooner += soon[board[base + i]] < card_soon
+    soonest, sooner = _pile_soon_nb(board, w, soon, card_soon)
     f[11], f[12], f[13], f[14] = 1, card_soon - top_soon, height, unseen[top]
     f[15], f[16], f[17] = tops[top] - 1, soonest == top_soon, sooner
     f[21], f[22], f[26] = card_soon, top_soon, min(card_soon - top_soon, 13) ** 2 / 13.0
@@ -582,11 +590,7 @@ def fitted_cost_nb(board, w, rank, n_empty, followers, soon, unseen, tops, p):
         if height > 1 and soon[board[WASTE + PILE_CAP * w + height - 2]] < top_soon:
             cost += p[29]
         return cost + p[25] * min(steps, 13) ** 2 / 13.0
-    soonest, sooner = NEVER, 0
-    base = WASTE + PILE_CAP * w
-    for i in range(height):
-        soonest = min(soonest, soon[board[base + i]])
-        sooner += soon[board[base + i]] < card_soon
+    soonest, sooner = _pile_soon_nb(board, w, soon, card_soon)
     steps = card_soon - top_soon
     cost = p[11] + p[12] * steps + p[13] * height + p[14] * unseen[top] + p[15] * (tops[top] - 1)
     cost += p[16] * (soonest == top_soon) + p[17] * sooner + p[21] * card_soon + p[22] * top_soon
