@@ -9,7 +9,7 @@ SEARCH_PARAMS = (Param("nodes", int, 50000, "positions one search may explore", 
 SOLVER_PARAMS = (
     Param("nodes", int, 1_000_000, "positions one search may explore", 1, 100_000_000),
     Param("keep", int, 0, "stuck grid to aim for: 0 score, 1 runs, 2 first", 0, 2),
-    Param("final", int, 30, "times nodes for a last phase left undecided (0, 1: none)", 0, 1000),
+    Param("final", int, 100, "times nodes for a last phase left undecided (0, 1: none)", 0, 1000),
 )
 
 random = Policy(
@@ -109,13 +109,13 @@ kept runs (M5), by the shortest line; keep=1 the same, then the most rows with a
 run, then the longest shortest run; keep=2 no choice, the first stuck grid met
 (the end of the greedy line). In the last phase (no redeal left) a phase these
 searches leave undecided is searched again, with `final` times `nodes` positions
-(30M at the defaults): the game where 2s stay in column 1 again with an eighth of
+(100M at the defaults): the game where 2s stay in column 1 again with an eighth of
 them, a beam of up to 262,144 positions a level (over twice those positions, at
 most 26M), then the whole game over classes, skipping every class in which some
 card can never reach a cell where a won grid holds it (such a class is lost: a
 proof) and playing a run's extension alone where it can lose no win; if that runs
 out, the same game with every run's extension played first is searched for a win
-with as many again (its loss proves nothing). A deal not won is `lost` when the
+with a third as many (its loss proves nothing). A deal not won is `lost` when the
 whole-game search saw every class, `unknown` when the budget ran out first.
 """,
 )

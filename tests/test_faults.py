@@ -612,6 +612,30 @@ def test_a_killed_run_found_by_another_command_is_named_with_the_command_that_en
     assert table(out).equals(clean_run(tmp_path, 3000, 9))
 
 
+def test_a_killed_run_of_other_code_is_recovered_with_no_advice_to_resume_it(tmp_path):
+    # The recovered rows are what that code played; --resume would refuse to finish
+    # them with this code, so the note must not send the user there.
+    out = tmp_path / "r.parquet"
+    args = [*SLOW, "-n", 3000, "--seed", 11, "--workers", 1, "--out", out, "-q"]
+    kill_outright_after(args, out, rows=50)
+    path = journal.journal_path(out)
+    code = journal.read(path)[0]["code"]
+    path.write_bytes(path.read_bytes().replace(f'"{code}"'.encode(), b'"0123456789ab"', 1))
+
+    again = sim(*args)
+    assert again.returncode == 1
+    kept = meta(out)["n_done"]
+    assert kept >= 50 and meta(out)["completed"] is False
+    assert again.stderr.strip() == (
+        f"Error: recovered {kept:,} finished deals of a killed run into {out}; its deals "
+        f"were played by other code of the rules and policies (code 0123456789ab, this "
+        f"sim's {code}), so --resume cannot finish it: run it again whole"
+    )
+    assert sim(*args, "--resume").returncode == 1
+    assert sim(*args, "--overwrite").returncode == 0
+    assert table(out).equals(clean_run(tmp_path, 3000, 11))
+
+
 def test_resume_with_overwrite_is_refused_before_any_file_is_touched(tmp_path):
     out = tmp_path / "r.parquet"
     args = [*SLOW, "-n", 3000, "--seed", 10, "--workers", 1, "--out", out, "-q"]

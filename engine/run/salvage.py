@@ -106,6 +106,12 @@ def _recovered(request, out, kept, description):
     if kept == description["n"]:
         raise RunError(f"{note}: every deal of the run, so the file is complete")
     mine = json.loads(json.dumps(request.description()))  # as stored: JSON values
+    if description.get("code", mine["code"]) != mine["code"]:
+        raise RunError(
+            f"{note}; its deals were played by other code of the rules and policies "
+            f"(code {description['code']}, this sim's {mine['code']}), so --resume cannot "
+            "finish it: run it again whole"
+        )
     if any(description.get(key) != mine[key] for key in SAME_RUN_KEYS + ("policy_spec",)):
         raise RunError(f"{note}; `{_resume_command(description, out)}` finishes it")
     if not request.resume:
