@@ -18,6 +18,19 @@ class RunError(ValueError):
     """A run that cannot start: bad output path, nothing to resume, mismatched resume."""
 
 
+def played_by_other_code(stored, mine):
+    """Why the deals of a stored run description cannot be finished by this sim, when
+    it names other code of the rules and policies than `mine` (a description of this
+    run); None when the code is the same, or not stored (files from before it was)."""
+    theirs = stored.get("code", mine["code"])
+    if theirs == mine["code"]:
+        return None
+    return (
+        "its deals were played by other code of the rules and policies "
+        f"(code {theirs}, this sim's {mine['code']})"
+    )
+
+
 @dataclass
 class RunRequest:
     game: object

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from sim.engine.run import journal, results
 from sim.engine.run.files import same_file
 from sim.engine.run.move_log import line_header
-from sim.engine.run.request import SAME_RUN_KEYS, RunError
+from sim.engine.run.request import SAME_RUN_KEYS, RunError, played_by_other_code
 
 
 def rows_kept_by_resume(request, out):
@@ -41,11 +41,9 @@ def check_done_by_this_run(request, out):
 
 def _check_same_run(out, meta, mine):
     # Files from before the policy's spec (or the code) was stored are known without it.
-    if meta.get("code", mine["code"]) != mine["code"]:
-        raise RunError(
-            f"cannot resume {out}: its deals were played by other code of the rules and "
-            f"policies (code {meta['code']}, this sim's {mine['code']}): run it again whole"
-        )
+    other_code = played_by_other_code(meta, mine)
+    if other_code:
+        raise RunError(f"cannot resume {out}: {other_code}: run it again whole")
     keys = SAME_RUN_KEYS + (("policy_spec",) if "policy_spec" in meta else ())
     for key in keys:
         if meta.get(key) != json.loads(json.dumps(mine[key])):  # as stored: JSON values

@@ -10,7 +10,7 @@ from sim.engine.games import GameError, get_game
 from sim.engine.run import journal, results
 from sim.engine.run.files import FileLock, OutputError, describe_os_error, same_file, temporary_path
 from sim.engine.run.finish import finish
-from sim.engine.run.request import SAME_RUN_KEYS, RunError
+from sim.engine.run.request import SAME_RUN_KEYS, RunError, played_by_other_code
 
 
 def salvage(request, out, locks):
@@ -106,12 +106,9 @@ def _recovered(request, out, kept, description):
     if kept == description["n"]:
         raise RunError(f"{note}: every deal of the run, so the file is complete")
     mine = json.loads(json.dumps(request.description()))  # as stored: JSON values
-    if description.get("code", mine["code"]) != mine["code"]:
-        raise RunError(
-            f"{note}; its deals were played by other code of the rules and policies "
-            f"(code {description['code']}, this sim's {mine['code']}), so --resume cannot "
-            "finish it: run it again whole"
-        )
+    other_code = played_by_other_code(description, mine)
+    if other_code:
+        raise RunError(f"{note}; {other_code}, so --resume cannot finish it: run it again whole")
     if any(description.get(key) != mine[key] for key in SAME_RUN_KEYS + ("policy_spec",)):
         raise RunError(f"{note}; `{_resume_command(description, out)}` finishes it")
     if not request.resume:
