@@ -13,6 +13,8 @@ MC_PARAMS = (
     Param("samples", int, 1024, "most random stock orders per decision", 1, 1e6),
     Param("confidence", float, 2.0, "standard errors that drop a trailing action", 0, 100),
     Param("score_weight", float, 0.5, "value of a full score (cubed) next to a win", 0, 100),
+    Param("endgame", int, 5, "unseen cards at most for exact play to the end (-1: never)", -1, 47),
+    Param("endgame_nodes", int, 20000, "positions the exact endgame may expand", 1, 1e8),
 )
 
 ORACLE_PARAMS = (

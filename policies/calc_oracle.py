@@ -670,14 +670,21 @@ def deadlocked_nb(board):
     play wins. Other cards only add constraints, so leaving them out keeps the test
     sound; the stock cards can still go anywhere and add none.
     """
-    owner = np.full(14, -1, np.int64)
+    return deadlocked_in_nb(board, np.empty(14 + 4 + MAX_WASTES, np.int64))
+
+
+@njit(cache=True)
+def deadlocked_in_nb(board, scratch):
+    """deadlocked_nb working in scratch (room for 14 + 4 + MAX_WASTES int64), for
+    callers in a loop."""
+    owner, waiting, cursor = scratch[:14], scratch[14:18], scratch[18:]
+    owner[:] = -1
     for rank in range(1, 14):
         for k in range(4):
             if NEED_INDEX[k, rank] >= board[FCOUNT + k]:
                 owner[rank] = k if owner[rank] == -1 else -2
     # Cards of single-owner ranks on each pile, top first, and how many per foundation.
-    waiting = np.zeros(4, np.int64)
-    cursor = np.empty(MAX_WASTES, np.int64)
+    waiting[:] = 0
     for w in range(board[NWASTE]):
         cursor[w] = board[HEIGHT + w] - 1
         base = WASTE + PILE_CAP * w
