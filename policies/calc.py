@@ -97,7 +97,7 @@ mc = Policy(
     "calc",
     "mc",
     "sim.policies.calc_strong:mc_nb",
-    compile_seconds=20,
+    compile_seconds=28,
     params=MC_PARAMS,
     description="""\
 Monte Carlo search over the unseen cards: try each action on sampled stocks.
@@ -114,8 +114,12 @@ benchmarks/calc_placement_fit.py).
 An action is worth 1 per win plus score_weight * (score / 52)**3; actions whose mean
 trails the leader's by `confidence` standard errors drop out after each batch of
 16 orders, and the race stops with one action left or after `samples` orders.
-Safe foundation moves are made at once, and once at most one card is unseen the
-exact solver decides.
+Safe foundation moves are made at once. Once at most `endgame` cards are unseen
+(default 5), it plays exactly instead: an expectimax over the unseen ranks
+(policies.calc_endgame) gives each action its chance of winning under best play,
+each rank turned next weighted by its copies unseen, and the most likely win is
+played; if the search passes `endgame_nodes` positions, or every action is lost,
+the race decides as before.
 """,
 )
 

@@ -6,7 +6,7 @@ by expectimax over the board of calc_oracle (ranks only):
 - a *decision* position (the turned card known, or the stock done) is worth the most
   of its actions' worths: waste tops onto foundations (and so holding them back),
   the turned card onto each foundation that needs it, or onto each pile of distinct
-  content. A provably safe foundation move (calc_oracle._safe_foundation_move_nb: the
+  content. A provably safe foundation move (calc_oracle.safe_foundation_move_nb: the
   card must end there in every winning line, whatever the order) is the only one
   tried; a won board is worth 1, a board whose piles already lock is worth 0;
 - a *turn* position (a card just played from the turn, the next not yet seen) is worth
@@ -40,15 +40,19 @@ from sim.policies.search import (
 TURN_PENDING = 14
 _TURN_KEY = zobrist_keys(20261206, 15)
 OUT_OF_BUDGET = -1.0
+MAX_TABLE_BITS = 14
 
 
 @njit(cache=True)
 def new_worth_table_nb(budget):
-    """(keys, stamps, worths): a stamped table with a worth beside each key, with room
-    for the positions of a search of `budget` decision positions (about as many turn
-    positions again) and to spare, from 2**12 to 2**22 entries."""
+    """(keys, stamps, worths): a stamped table with a worth beside each key, 2**12
+    entries, or up to 2**MAX_TABLE_BITS for a larger `budget`. A search of the default
+    budget that outgrows it only searches some positions twice; a larger table, cleared
+    at every decision, cost more than it saved (at 2**17, which the system maps afresh
+    at each allocation, 2,000 deals took 34 s of system time beside 196 s of user
+    time, against 2 s at 2**14)."""
     bits = 12
-    while bits < 14 and (1 << bits) < 4 * budget:
+    while bits < MAX_TABLE_BITS and (1 << bits) < 4 * budget:
         bits += 1
     keys, stamps = new_stamped_table_nb(bits)
     return keys, stamps, np.empty(1 << bits)
@@ -200,11 +204,11 @@ def _open_nb(board, turn, table, spent, budget, frames, depth, drawn):
 
 @njit_no_refcounts
 def _decision_actions_nb(board, actions):
-    safe = calc_oracle._safe_foundation_move_nb(board)
+    safe = calc_oracle.safe_foundation_move_nb(board)
     if safe >= 0:
         actions[0] = safe
         return 1
-    return calc_oracle._solver_actions_nb(board, actions)
+    return calc_oracle.solver_actions_nb(board, actions)
 
 
 @njit_no_refcounts
@@ -244,7 +248,7 @@ def endgame_choice_nb(board, legal, n_legal, budget, worths):
     worth in worths[i] for each action tried; -1 when the search passes `budget`
     decision positions or no action can win (so that another rule picks among
     equally lost actions). A provably safe foundation move is taken unweighed."""
-    safe = calc_oracle._safe_foundation_move_nb(board)
+    safe = calc_oracle.safe_foundation_move_nb(board)
     for i in range(n_legal):
         if legal[i] == safe:
             return i

@@ -911,7 +911,7 @@ def relaxed_lost_nb(board, scratch, budget=RELAXED_BUDGET):
 
 
 @njit(cache=True)
-def _safe_foundation_move_nb(board):
+def safe_foundation_move_nb(board):
     """A foundation move that cannot spoil a win, or -1.
 
     A card whose rank one foundation needs now and no other foundation needs later
@@ -964,13 +964,13 @@ def search_moves_nb(board, weights, out, trial, values, work, known=-1):
     depends on nothing but the position it starts from, so the position after its
     first action scores the same and is not played out again."""
     first = playout_first_action_nb(board, weights, work) if known >= 0 else -1
-    safe = _safe_foundation_move_nb(board)
+    safe = safe_foundation_move_nb(board)
     if safe >= 0:
         out[0] = safe
         score = _playout_score_nb(board, safe, weights, trial, known, first, work)
         values[0] = np.int64(score) << SCORE_SHIFT  # int16 in pure Python: widen first
         return 1, score == 52
-    n = _solver_actions_nb(board, out)
+    n = solver_actions_nb(board, out)
     ties = work[TIES_ROW]
     _tie_breaks_nb(board, weights, out, n, ties, work)
     for i in range(n):
@@ -1010,7 +1010,7 @@ def playout_first_action_nb(board, weights, work):
 
 
 @njit(cache=True)
-def _solver_actions_nb(board, out):
+def solver_actions_nb(board, out):
     """Write the legal actions into out (one pile for piles holding the same ranks):
     waste tops to foundations, then the turned card to foundations, then to piles;
     return how many."""
@@ -1444,7 +1444,7 @@ def monte_carlo_choice_nb(
     """
     board = np.empty(STATE_SIZE, np.int16)
     board_from_state_nb(state, board)
-    safe = _safe_foundation_move_nb(board)
+    safe = safe_foundation_move_nb(board)
     if safe >= 0:
         for i in range(n_legal):
             if legal[i] == safe:

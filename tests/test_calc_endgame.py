@@ -146,7 +146,7 @@ def test_the_choice_is_an_action_of_greatest_worth_or_none_when_the_budget_runs_
         n = calc.legal_actions_nb(state, legal)
         found = worths(state)
         choice = calc_endgame.endgame_choice_nb(board, legal, n, 10**7, out)
-        if calc_oracle._safe_foundation_move_nb(board) >= 0:
+        if calc_oracle.safe_foundation_move_nb(board) >= 0:
             continue  # taken unweighed (below)
         if max(found.values()) == 0:
             assert choice == -1  # all lost: the caller picks
