@@ -9,6 +9,7 @@ from test_calc_oracle import random_endgame
 
 from sim.engine import calc, rng
 from sim.policies import calc_endgame, calc_oracle
+from sim.policies.registry import resolve
 
 F1_NEEDS_TEN = [(10, 9), (0, 13), (0, 13), (0, 13)]  # F1 holds A..9, F2-F4 are complete
 
@@ -176,3 +177,27 @@ def test_every_order_of_three_unseen_cards_is_weighed_alike():
     for order in itertools.permutations(["QC", "JC", "TC"]):
         state = position(stock=["KC", *order], wastes=((),), foundations=F1_NEEDS_TEN)
         assert worths(state) == {"s>w1": 5 / 6}
+
+
+def test_mc_plays_an_action_of_greatest_worth_once_few_cards_are_unseen():
+    # A race of two orders often picks a worse action (with endgame=-1 this fails):
+    # with three cards or fewer unseen the exact endgame must decide instead.
+    mc = resolve("calc", "mc")
+    params = mc.param_vector(mc.settings(["samples=2", "endgame=3", "endgame_nodes=100000000"]))
+    legal = np.empty(calc.N_ACTIONS, np.int16)
+    state = np.zeros(calc.STATE_SIZE, np.int16)
+    checked = fractional = 0
+    for deal in range(12):
+        calc.deal_nb(2, deal, 4, state)
+        stream = rng.new_stream(2, deal, rng.STREAM_POLICY)
+        while (n := calc.legal_actions_nb(state, legal)) > 0:
+            choice = mc.choose(state, legal, n, params, stream)
+            if calc.STOCK_SIZE - 1 - state[calc.POS] <= 3:
+                found = worths(state)
+                best = max(found.values())
+                if best > 0:
+                    assert found[calc.action_notation(int(legal[choice]))] == best
+                    checked += 1
+                    fractional += best < 1 or min(found.values()) < best
+            calc.apply_action_nb(state, legal[choice])
+    assert checked > 30 and fractional > 5
