@@ -248,10 +248,9 @@ def endgame_choice_nb(board, legal, n_legal, budget, worths):
     worth in worths[i] for each action tried; -1 when the search passes `budget`
     decision positions or no action can win (so that another rule picks among
     equally lost actions). A provably safe foundation move is taken unweighed."""
-    safe = calc_oracle.safe_foundation_move_nb(board)
-    for i in range(n_legal):
-        if legal[i] == safe:
-            return i
+    safe = calc_oracle.safe_choice_nb(board, legal, n_legal)
+    if safe >= 0:
+        return safe
     table = new_worth_table_nb(budget)
     spent = np.zeros(1, np.int64)
     frames = new_frames_nb()

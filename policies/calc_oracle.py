@@ -935,6 +935,16 @@ def safe_foundation_move_nb(board):
 
 
 @njit(cache=True)
+def safe_choice_nb(board, legal, n_legal):
+    """Index in legal of the move safe_foundation_move_nb finds, or -1."""
+    safe = safe_foundation_move_nb(board)
+    for i in range(n_legal):
+        if safe >= 0 and legal[i] == safe:
+            return i
+    return -1
+
+
+@njit(cache=True)
 def _same_pile_nb(board, v, w):
     h = board[HEIGHT + v]
     if board[HEIGHT + w] != h:
@@ -1444,11 +1454,9 @@ def monte_carlo_choice_nb(
     """
     board = np.empty(STATE_SIZE, np.int16)
     board_from_state_nb(state, board)
-    safe = safe_foundation_move_nb(board)
+    safe = safe_choice_nb(board, legal, n_legal)
     if safe >= 0:
-        for i in range(n_legal):
-            if legal[i] == safe:
-                return i
+        return safe
     candidates = np.empty(MAX_BRANCH, np.int64)
     n_cand = distinct_actions_nb(board, legal, n_legal, candidates)
     unseen = np.empty(STOCK_SIZE, np.int16)
