@@ -19,7 +19,8 @@ SAMPLES, CONFIDENCE, SCORE_WEIGHT, ENDGAME, ENDGAME_NODES = param_slots(
 @njit(cache=True)
 def mc_nb(state, legal, n_legal, params, stream):
     """The kernel of policy `mc` (sim.policies.calc)."""
-    if STOCK_SIZE - 1 - state[POS] <= params[ENDGAME]:
+    unseen = max(STOCK_SIZE - 1 - state[POS], 0)  # -1 once the stock is done
+    if unseen <= params[ENDGAME]:
         board = np.empty(STATE_SIZE, np.int16)
         calc_oracle.board_from_state_nb(state, board)
         budget = np.int64(params[ENDGAME_NODES])
