@@ -25,7 +25,7 @@ node budget gives up (-1), and the caller decides some other way.
 import numpy as np
 from numba import njit
 
-from sim.engine.calc import ACT_FROM_WASTE, MAX_WASTES, POS, STATE_SIZE, STOCK, STOCK_SIZE
+from sim.engine.calc import ACT_FROM_WASTE, MAX_WASTES, POS, STOCK, STOCK_SIZE
 from sim.engine.kernel import njit_no_refcounts
 from sim.policies import calc_oracle
 from sim.policies.search import (
@@ -101,7 +101,7 @@ def worth_nb(board, turn, table, spent, budget, frames):
     positions expanded; past `budget` the result is OUT_OF_BUDGET and board is left
     mid-line. frames: from new_frames_nb. (Depth first with an explicit stack of
     frames: numba cannot cache a recursive function.)"""
-    ints, keys, sums, actions, copies, _ = frames
+    ints, _, sums, actions, copies, _ = frames
     worth = _open_nb(board, turn, table, spent, budget, frames, 0, 0)
     if worth != OPEN:
         return worth
@@ -254,8 +254,7 @@ def endgame_choice_nb(board, legal, n_legal, budget, worths):
     table = new_worth_table_nb(budget)
     spent = np.zeros(1, np.int64)
     frames = new_frames_nb()
-    trial = np.empty(STATE_SIZE, np.int16)
-    trial[:] = board
+    trial = board.copy()  # the search's board; board stays as given
     best = -1
     for i in range(n_legal):
         worths[i] = action_worth_nb(trial, legal[i], table, spent, budget, frames)
