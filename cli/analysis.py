@@ -29,6 +29,15 @@ def _one_line_errors(command):
     return wrapper
 
 
+def _as_usage_error(check, *args):
+    """check(*args), a check of what was typed (an output's name): what it refuses is a
+    usage error (exit 2), not a failure of the work."""
+    try:
+        return check(*args)
+    except AnalysisError as error:
+        raise click.UsageError(str(error)) from None
+
+
 @click.command()
 @FILES
 @click.option(
@@ -45,13 +54,23 @@ def _one_line_errors(command):
     help="Output format (default: from the --out suffix, else table).",
 )
 @click.option(
+    "--sort",
+    "sort_key",
+    type=click.Choice(["win_rate", "score", "deals", "name", "diff"]),
+    default="win_rate",
+    show_default=True,
+    help="Order each group's runs, in every format: win_rate, score (mean) or deals, "
+    "highest first; name (run label), A to Z; diff (with the baseline), highest first, the "
+    "baseline first. Ties by run label. The baseline stays the same.",
+)
+@click.option(
     "--out",
     type=OutputFile(),
     help="Write here instead of printing (.csv .parquet .json .md pick the format).",
 )
 @OVERWRITE
 @_one_line_errors
-def compare(paths, baseline, fmt, out, overwrite):
+def compare(paths, baseline, fmt, sort_key, out, overwrite):
     """Compare runs: win rate, score and moves per (game, rules, policy, parameters).
 
     PATH... are result files, or folders whose *.parquet files, in subfolders too, are all
@@ -61,27 +80,30 @@ def compare(paths, baseline, fmt, out, overwrite):
     the win rate is over decided deals, the unknown share apart.
 
     In each group every other run is paired with the group's baseline (--baseline, by
-    default its first run) on the deals both played (joined on seed and deal): both won /
-    run only / baseline only / neither, the difference of win rates with Newcombe's hybrid
-    score 95% interval for paired proportions (method 10, 1998), and the exact McNemar
-    p-value (two-sided binomial test on the deals only one of the two won). Runs of
-    different games or rules are never paired.
+    default its first run as read) on the deals both played (joined on seed and deal):
+    both won / run only / baseline only / neither, the difference of win rates with
+    Newcombe's hybrid score 95% interval for paired proportions (method 10, 1998), and the
+    exact McNemar p-value (two-sided binomial test on the deals only one of the two won).
+    Runs of different games or rules are never paired.
+
+    Each group's runs are listed best win rate first (--sort picks another order), in
+    every format; every figure the tables print is a column of the machine formats.
     """
     from sim.engine.analysis import formats
-    from sim.engine.analysis.compare import comparison
+    from sim.engine.analysis.compare import comparison, ranked
     from sim.engine.analysis.inputs import load_runs
     from sim.engine.analysis.output import check_writable, write_atomically, write_text
 
     chosen, fmt = fmt, formats.format_for(out, fmt)
     if fmt == "parquet" and out is None:
-        raise click.ClickException("--format parquet needs --out FILE")
+        raise click.UsageError("--format parquet needs --out FILE")
     if out is not None:
-        formats.check_out_name(out, fmt, chosen)
+        _as_usage_error(formats.check_out_name, out, fmt, chosen)
         check_writable(out, overwrite)
     runs = load_runs(paths)
     if out is not None:
         _refuse_an_input(out, runs)
-    table = comparison(runs, baseline)
+    table = ranked(comparison(runs, baseline), sort_key)  # baselines chosen before
     _notes(runs)
     if fmt == "parquet":
         write_atomically(out, lambda tmp: formats.write_parquet(table, tmp))
@@ -121,7 +143,7 @@ def report(paths, out, baseline, overwrite):
     from sim.engine.analysis import report as reports
     from sim.engine.analysis.inputs import load_runs
 
-    writer = reports.writer_for(out)
+    writer = _as_usage_error(reports.writer_for, out)
     reports.check_outputs(out, overwrite)
     runs = load_runs(paths)
     reports.check_outputs(out, overwrite, runs)
@@ -131,7 +153,7 @@ def report(paths, out, baseline, overwrite):
 
 
 @click.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@FILES
 @click.option(
     "--to", "target", type=click.Choice(["csv", "parquet"]), required=True, help="Target format."
 )
@@ -143,25 +165,29 @@ def report(paths, out, baseline, overwrite):
 )
 @OVERWRITE
 @_one_line_errors
-def export(path, target, out, overwrite):
-    """Convert a result file to CSV or Parquet, keeping the run's description.
+def export(paths, target, out, overwrite):
+    """Convert result files to one CSV or Parquet file, keeping what describes them.
 
-    A file written before rows carried their game, rules and params comes out in the
-    current layout, those columns added from its description: `--to parquet` upgrades it.
+    One file keeps its rows; a folder (every result file in it and below) or several
+    files give their rows pooled, one row per (setting, seed, deal), as `sim compare`
+    counts them. A file of an earlier layout comes out in the current one, its setting,
+    code and maps added from its description: `--to parquet` upgrades it.
     """
     from sim.engine.analysis.export import NEEDS_OUT
     from sim.engine.analysis.export import export as convert
 
-    if path.is_dir():
-        raise AnalysisError(f"{path} is a folder; export converts one result file")
-    if not path.exists():
-        raise AnalysisError(f"{path}: no such file")
-    if not path.is_file():  # a FIFO would block the read, a device never ends
-        raise AnalysisError(f"{path}: not a regular file")
+    for path in paths:
+        if not path.exists():
+            raise AnalysisError(f"{path}: no such file or folder")
+        if not (path.is_file() or path.is_dir()):  # a FIFO would block the read
+            raise AnalysisError(f"{path}: not a regular file or folder")
     if out is None:
-        raise AnalysisError(NEEDS_OUT)
-    for written in convert(path, target, out, overwrite):
+        raise click.UsageError(NEEDS_OUT)
+    skipped = []
+    for written in convert(paths, target, out, overwrite, skipped):
         _written(written)
+    for path in skipped:
+        _notice(f"note: {path} is not a sim result file; left out")
 
 
 def _written(path):
@@ -212,6 +238,6 @@ def _notes(runs):
                 )
     for path in dict.fromkeys(path for run in runs for path in run.old_files):
         _notice(
-            f"note: {path} has no game, rules and params columns; they were read from its "
-            f"run description ({CONVERT_HINT} converts it)",
+            f"note: {path} is of an earlier layout, without a setting column; its setting "
+            f"was read from its run description ({CONVERT_HINT} converts it)",
         )

@@ -22,6 +22,7 @@ from sim.cli.options import (
     game_command,
     no_color,
     notice,
+    resolve_policy,
 )
 from sim.engine.game import DEFAULT_DEAL_TIMEOUT
 from sim.engine.games import BROKEN_PLUGINS, registered_games
@@ -34,6 +35,7 @@ GAMES = registered_games()  # built-in and plugged-in games, each a command
 # that help, version and completion answer at once.
 
 FAILED_EXIT = 1
+ALREADY_COMPLETE = "already holds this run, complete: nothing to play (--overwrite plays it again)"
 YOUNG_OBJECTS_COLLECTED = 50_000  # the collector's first threshold (Python's default: 700)
 
 
@@ -353,10 +355,10 @@ def _run_game(game, options):
     options["out"] = None if typed_out is None else Path(typed_out)
     rules = {rule.name: options[rule.name] for rule in game.rules}
     from sim.engine.run import sweep
-    from sim.policies.registry import PolicyError, resolve
+    from sim.policies.registry import PolicyError
 
+    policies = [resolve_policy(game.name, spec) for spec in options["policy"]]
     try:
-        policies = [resolve(game.name, spec) for spec in options["policy"]]
         sweep.check_distinct(policies)
         if sweep.is_sweep(policies, options["params"]):
             return _run_sweep(game, policies, rules, options)
@@ -364,14 +366,48 @@ def _run_game(game, options):
             check_file_name(typed_out, "--out")
         sweep.grid_values(options["params"])  # a parameter given twice is refused
         params = policies[0].settings(options["params"])
-    except (PolicyError, sweep.RunError) as error:
-        raise click.ClickException(str(error)) from None
+    except PolicyError as error:  # a parameter the policy does not take, or a bad value
+        raise click.UsageError(str(error)) from None
+    except sweep.RunError as error:
+        raise _refusal(error) from None
     request = _request(game, 0, params, rules, options, options["out"])
-    result = _play(request, options)
+    result = _already_complete(request, options) or _play(request, options)
     if not options["quiet"] and result.kept:
         _print(format_summary(request, result))
     if not result.completed or result.signal:
         _stop(request, result, "run the same command with --resume to finish")
+
+
+def _refusal(error):
+    """The click error for a RunError: a usage error (exit 2) for what was typed (a
+    BadRequest), else a failure of the work (exit 1)."""
+    from sim.engine.run.request import BadRequest
+
+    if isinstance(error, BadRequest):
+        return click.UsageError(str(error))
+    return click.ClickException(str(error))
+
+
+def _already_complete(request, options):
+    """The result read back from request's file when it already holds this very run,
+    complete, said in one line on stderr; None when there is a run to play."""
+    result = _read_back_if_complete(request)
+    if result is not None:
+        _tell(options, f"{result.path} {ALREADY_COMPLETE}")
+    return result
+
+
+def _read_back_if_complete(request):
+    """The result read back from request's file when it already holds this very run,
+    complete: the same command run again has nothing to play. None otherwise."""
+    from sim.engine.run.request import RunError, check_typed
+    from sim.engine.run.resume import already_complete
+
+    try:
+        check_typed(request)  # what was typed is refused first, whatever the file holds
+        return already_complete(request)
+    except RunError as error:
+        raise _refusal(error) from None
 
 
 def _request(game, which, params, rules, options, out, resume=None):
@@ -417,7 +453,9 @@ def _play(request, options):
         try:
             say = None if options["quiet"] else notice
             result = run(request, progress=bar.update, notice=say, stop=stop)
-        except (RunError, ResultFileError, PolicyError, _cluster_error()) as error:
+        except RunError as error:
+            raise _refusal(error) from None
+        except (ResultFileError, PolicyError, _cluster_error()) as error:
             raise click.ClickException(str(error)) from None
         finally:
             bar.close()
@@ -460,62 +498,74 @@ def _stop(request, result, how_to_finish, sweep_note=""):
 
 def _run_sweep(game, policies, rules, options):
     """Every setting of the grid on the same deals, one file each in one folder, then
-    the comparison table against the first setting."""
+    the comparison table against the first setting. A setting whose file already holds
+    its run, complete, is not played again."""
     from sim.engine.run import sweep
 
     if options["log_moves"]:
-        raise sweep.RunError("--log-moves logs one run; give a sweep's settings one at a time")
+        raise click.UsageError("--log-moves logs one run; give a sweep's settings one at a time")
     grid = sweep.settings(policies, options["params"])
+    folder, requests = _sweep_requests(game, policies, grid, rules, options)
+    complete = [_read_back_if_complete(request) for request in requests]
+    files = [request.out for request in requests]
+    kept = [path for path, result in zip(files, complete, strict=True) if result is not None]
+    sweep.check_files(files, options["resume"], options["overwrite"], kept)
+    each = zip(grid, requests, complete, strict=True)
+    for number, (setting, request, read_back) in enumerate(each, 1):
+        _play_setting(number, len(grid), setting, request, read_back, options)
+    say_kept(f"every setting of the sweep is kept in {folder}")
+    _compare_sweep(folder, files, options)
+
+
+def _sweep_requests(game, policies, grid, rules, options):
+    """The sweep's folder, and the run of each setting of grid into its file there;
+    each resumed only if begun."""
+    from sim.engine.run import sweep
+
     start, n, seed = options["start"], options["n"], options["seed"]
     folder = options["out"] or sweep.default_folder(
         game, policies, options["params"], rules, seed, start, n
     )
     sweep.check_folder(folder)
-    files = [sweep.setting_file(folder, game, s, rules, seed, start, n) for s in grid]
-    sweep.check_files(files, options["resume"], options["overwrite"])
-    for number, (setting, path) in enumerate(zip(grid, files, strict=True), 1):
-        label = f"[{number}/{len(grid)}] {setting.policy.name} {_params_text(setting)}".rstrip()
-        if number > 1 or options["resume"]:
-            say_kept(
-                f"sweep stopped at setting {number} of {len(grid)}; "
-                "run the same command with --resume to go on"
-            )
+    requests = []
+    for setting in grid:
+        path = sweep.setting_file(folder, game, setting, rules, seed, start, n)
         resume = options["resume"] and sweep.started(path)
         which = policies.index(setting.policy)
-        request = _request(game, which, setting.params, rules, options, path, resume)
-        if resume and sweep.done_earlier(path):
-            _check_done_by_this_run(request, path)
-            _say(options, f"{label}: done earlier, kept")
-            continue
-        _say(options, label)
-        result = _play(request, options)
-        if result.completed and result.signal and number == len(grid):
-            left, then = "every setting is done; ", "for the comparison"
-            _stop(request, result, f"run the same command with --resume {then}", left)
-        if not result.completed or result.signal:
-            left = f"sweep stopped at setting {number} of {len(grid)}; "
-            _stop(request, result, "run the same command with --resume to go on", left)
-    say_kept(f"every setting of the sweep is kept in {folder}")
-    _compare_sweep(folder, files, options)
+        requests.append(_request(game, which, setting.params, rules, options, path, resume))
+    return folder, requests
 
 
-def _check_done_by_this_run(request, path):
-    from sim.engine.run.resume import check_done_by_this_run
-    from sim.engine.run.runner import RunError
-
-    try:
-        check_done_by_this_run(request, path)
-    except RunError as error:
-        raise click.ClickException(str(error)) from None
+def _play_setting(number, settings, setting, request, complete, options):
+    """Play the number-th of a sweep's settings, unless its file is complete (the result
+    read back from it); a run that does not complete ends the sweep."""
+    label = f"[{number}/{settings}] {setting.policy.name} {_params_text(setting)}".rstrip()
+    if number > 1 or options["resume"]:
+        say_kept(
+            f"sweep stopped at setting {number} of {settings}; "
+            "run the same command with --resume to go on"
+        )
+    if complete is not None:
+        _tell(options, f"{label}: {request.out} {ALREADY_COMPLETE}")
+        return
+    _tell(options, label)
+    result = _play(request, options)
+    if result.completed and result.signal and number == settings:
+        left, then = "every setting is done; ", "for the comparison"
+        _stop(request, result, f"run the same command with --resume {then}", left)
+    if not result.completed or result.signal:
+        left = f"sweep stopped at setting {number} of {settings}; "
+        _stop(request, result, "run the same command with --resume to go on", left)
 
 
 def _params_text(setting):
     return " ".join(f"{k}={v}" for k, v in setting.params.items())
 
 
-def _say(options, text):
+def _tell(options, text):
+    """A message on stderr (a sweep's progress, a run found complete), unless quiet."""
     if not options["quiet"]:
-        _print(text)
+        click.echo(text, err=True)
 
 
 def _print(text, nl=True):
@@ -534,11 +584,12 @@ def _compare_sweep(folder, files, options):
     if options["quiet"]:
         return
     from sim.engine.analysis import formats
-    from sim.engine.analysis.compare import comparison
+    from sim.engine.analysis.compare import comparison, ranked
     from sim.engine.analysis.inputs import load_runs
 
-    _print(f"\n{len(files)} settings in {folder}, paired against the first:\n")
-    _print(formats.render(comparison(load_runs(files), None), "table"), nl=False)
+    _print(f"{len(files)} settings in {folder}, best first, paired against the first:\n")
+    table = ranked(comparison(load_runs(files), None))  # the baseline chosen before
+    _print(formats.render(table, "table"), nl=False)
 
 
 class _ProgressBar:
@@ -600,6 +651,8 @@ def speed_text(speed):
 
 
 def format_summary(request, result):
+    """The closing summary of a run: the same lines whether its figures come from the
+    deals just played or from its file read back (a run found complete)."""
     totals = result.totals
     low, high = totals.win_interval
     rate = totals.wins / totals.deals if totals.deals else 0.0
@@ -610,15 +663,24 @@ def format_summary(request, result):
         f"wins        {totals.wins:,}  ({rate:.3%}, 95% CI {low:.3%} to {high:.3%})",
         f"mean score  {totals.score_sum / max(totals.deals, 1):.2f}",
     ]
-    if set(k for k, v in totals.outcomes.items() if v) - {"won", "lost"}:
-        shares = " · ".join(
-            f"{k} {v / max(totals.deals, 1):.2%}" for k, v in totals.outcomes.items() if v
-        )
+    outcomes = _in_game_order(request.game, totals.outcomes)
+    if set(outcomes) - {"won", "lost"}:
+        shares = " · ".join(f"{k} {v / max(totals.deals, 1):.2%}" for k, v in outcomes.items())
         lines.append(f"outcomes    {shares}")
-    speed = result.deals_played / result.wall_time if result.wall_time > 0 else 0.0
-    lines.append(f"wall time   {result.wall_time:.2f} s  ({speed_text(speed)} deals/s)")
+    wall = round(result.wall_time, 3)  # to the millisecond, as the result file records it
+    speed = result.deals_played / wall if wall > 0 else 0.0
+    lines.append(f"wall time   {wall:.2f} s  ({speed_text(speed)} deals/s)")
     lines.append(f"written     {result.path}")
     return "\n".join(lines)
+
+
+def _in_game_order(game, outcomes):
+    """The outcomes that occurred, in the order of the game's labels (rows read back
+    from a file are counted most frequent first)."""
+    labels = next((column.labels for column in game.columns if column.name == "outcome"), ())
+    order = {label: index for index, label in enumerate(labels)}
+    occurred = [(k, v) for k, v in outcomes.items() if v]
+    return dict(sorted(occurred, key=lambda item: order.get(item[0], len(order))))
 
 
 for _game in GAMES.values():
@@ -691,13 +753,13 @@ def policies(game):
 )
 def bench(games, policy_names, n, repeat, commands, reference, startup):
     """Measure deals per second per core of the compiled kernels (medians)."""
-    from sim.engine.run.bench import check_command_lines, time_command, time_kernel, time_startup
+    from sim.engine.run.bench import time_command, time_kernel, time_startup
     from sim.engine.run.job import announced_compile
     from sim.policies.registry import PolicyError
 
     if reference and not commands:
         raise click.UsageError("--reference needs --command: the two are timed in turn")
-    check_command_lines(commands, reference)
+    _check_command_lines(commands, reference)
     if startup:
         timed = time_startup(repeat)
         floor = timed[0][1]
@@ -709,7 +771,7 @@ def bench(games, policy_names, n, repeat, commands, reference, startup):
     for game in games if policy_names else ():  # a game named and then left out misleads
         if not any(benched == game for benched, _ in kernels):
             names = ", ".join(policy_names)
-            raise click.ClickException(f"{game} has no policy among {names}: name its own")
+            raise click.UsageError(f"{game} has no policy among {names}: name its own")
     click.echo(
         f"{'game':<8} {'policy':<14} {'deals':>9} {'median µs/deal':>15} {'deals/s/core':>13}"
     )
@@ -735,6 +797,16 @@ def bench(games, policy_names, n, repeat, commands, reference, startup):
             )
 
 
+def _check_command_lines(commands, reference):
+    """Refuse a --command or --reference that cannot be split into words: a usage error."""
+    from sim.engine.run.bench import BenchError, check_command_lines
+
+    try:
+        check_command_lines(commands, reference)
+    except BenchError as error:
+        raise click.UsageError(error.message) from None
+
+
 def _benched_policies(games, names):
     """[(game, policy)]: the built-in policies of games that names pick (all without
     names). A name that picks none is refused, as a run refuses it: before any timing."""
@@ -746,7 +818,7 @@ def _benched_policies(games, names):
         raise click.ClickException(str(error)) from None
     for name in names:
         if not any(policy.name == name for _, policy in found):
-            raise click.ClickException(_not_benched(name, games, found))
+            raise click.UsageError(_not_benched(name, games, found))
     return [(game, policy) for game, policy in found if not names or policy.name in names]
 
 

@@ -1,9 +1,11 @@
 """The command line's own conventions: counts written as people write them, the --policy
-option of a game command with its completion, NO_COLOR."""
+option of a game command with its completion and its errors, NO_COLOR."""
 
+import importlib.util
 import math
 import os
 import stat
+import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -40,17 +42,32 @@ class WholeNumber(click.ParamType):
         return int(number)
 
 
+class UnreadableInput(click.ClickException):
+    """A file given to read that cannot be read: a failure (exit 1), as an unreadable
+    input is for every command, not a mistake in what was typed."""
+
+
 class InputFile(click.Path):
-    """A file to read: it must exist and be a regular file. A FIFO would block the read
-    until some writer came, and a device such as /dev/zero never ends."""
+    """A file to read: it must exist, be a regular file and open for reading. A FIFO
+    would block the read until some writer came, and a device such as /dev/zero never
+    ends."""
 
     def __init__(self):
-        super().__init__(exists=True, dir_okay=False, path_type=Path)
+        super().__init__(dir_okay=False, path_type=Path)  # completion offers files
 
     def convert(self, value, param, ctx):
-        path = super().convert(value, param, ctx)
-        if not stat.S_ISREG(path.stat().st_mode):
-            self.fail(f"{str(value)!r} is not a regular file", param, ctx)
+        path = Path(value)
+        try:
+            mode = path.stat().st_mode
+            if stat.S_ISDIR(mode):
+                raise UnreadableInput(f"{value} is a folder, not a file")
+            if not stat.S_ISREG(mode):
+                raise UnreadableInput(f"{value}: not a regular file")
+            path.open("rb").close()
+        except FileNotFoundError:
+            raise UnreadableInput(f"{value}: no such file") from None
+        except OSError as error:  # no permission, a name too long
+            raise UnreadableInput(f"{value}: cannot be read ({error.strerror})") from None
         return path
 
 
@@ -114,6 +131,79 @@ def check_deal_range(start, n):
         raise click.UsageError(
             f"--start {start} with -n {n} goes past the last deal index, {INT64_MAX}"
         )
+
+
+def resolve_policy(game, spec):
+    """The policy a --policy value names. A value that names none (an unknown name, a
+    malformed spec, a module, file or attribute that is not there, a policy of another
+    game) is a usage error (exit 2); a policy that is there and cannot be loaded (a
+    plug-in's code that fails, a declaration refused, a broken installation) is a
+    failure (exit 1)."""
+    from sim.policies.registry import PolicyError, resolve
+
+    try:
+        return resolve(game, spec)
+    except PolicyError as error:
+        kind = click.UsageError if _names_no_policy(game, spec) else click.ClickException
+        raise kind(str(error)) from None
+
+
+def _names_no_policy(game, spec):
+    """Once resolve(game, spec) has failed: whether the fault is the value's own, not
+    that of code it found (the registry's error says which in words only)."""
+    from sim.policies.registry import Policy
+
+    if ":" not in spec:
+        return _installed_policies_load(game)
+    source, _, attribute = spec.rpartition(":")
+    if not source or not attribute:
+        return True
+    module = _loaded_module(source)
+    if module is None:  # not there, or there and its code failed
+        return not _exists(source)
+    found = getattr(module, attribute, None)
+    return not isinstance(found, Policy) or found.game != game  # else: a refused name
+
+
+def _installed_policies_load(game):
+    from sim.policies.registry import PolicyError, builtin_policies, plugin_policies
+
+    try:
+        builtin_policies(game)
+        plugin_policies(game)
+    except PolicyError:
+        return False
+    return True
+
+
+def _is_file_spec(source):
+    return source.endswith(".py") or "/" in source or os.sep in source
+
+
+def _loaded_module(source):
+    """The module a spec's source names, if it was loaded."""
+    if not _is_file_spec(source):
+        return sys.modules.get(source)
+    path = os.path.realpath(source)
+    loaded = list(sys.modules.values())
+    return next((m for m in loaded if _file_of(m) == path), None)
+
+
+def _file_of(module):
+    name = getattr(module, "__file__", None)
+    return os.path.realpath(name) if isinstance(name, str) else None
+
+
+def _exists(source):
+    """Whether a spec's source names a Python file or a module that is there."""
+    if _is_file_spec(source):
+        return source.endswith(".py") and os.path.isfile(source)
+    try:
+        return importlib.util.find_spec(source) is not None
+    except (ImportError, ValueError):  # a package above it is not there; not a name
+        return False
+    except Exception:  # a package above it is there, and its code failed
+        return True
 
 
 def complete_policies(game=None):

@@ -5,7 +5,15 @@ import sys
 
 import click
 
-from sim.cli.options import INT64_MAX, InputFile, WholeNumber, game_command, no_color, notice
+from sim.cli.options import (
+    INT64_MAX,
+    InputFile,
+    WholeNumber,
+    game_command,
+    no_color,
+    notice,
+    resolve_policy,
+)
 from sim.engine.games import get_game, registered_games
 from sim.engine.referee import LINE_LIMIT, IllegalMove
 from sim.policies.registry import PolicyError, resolve
@@ -85,10 +93,9 @@ def _show_now(game, options):
         if options["explain"]:
             from sim.engine.analysis import explain
 
-            explain.check_explainable(game)
+            _check_explainable(explain, game)
         layout = _read_layout(game, options) if options["layout"] else None
-        policy = resolve(game.name, options["policy"])
-        params = _params(policy, options)
+        policy, params = _policy_and_params(game, options)
         rules = {rule.name: options[rule.name] for rule in game.rules}
         with announced_compile(game, policy, notice):
             if layout is not None:
@@ -109,6 +116,25 @@ def _show_now(game, options):
         click.echo(block, color=color)
         if options["step"] and block.startswith("\n") and not _carry_on():
             return
+
+
+def _check_explainable(explain, game):
+    """Refuse --explain for a game without an exact solver: a usage error."""
+    try:
+        explain.check_explainable(game)
+    except explain.ExplainError as error:
+        raise click.UsageError(str(error)) from None
+
+
+def _policy_and_params(game, options):
+    """The policy (resolve_policy says which errors are usage errors) and its parameters:
+    a --param it does not take is a usage error, a parameter a --layout line logged that
+    it cannot take a failure to read that line (_params)."""
+    policy = resolve_policy(game.name, options["policy"])
+    try:
+        return policy, _params(policy, options)
+    except PolicyError as error:
+        raise click.UsageError(str(error)) from None
 
 
 def show_blocks(line, final=False, source=None, explanation=None):
@@ -229,7 +255,7 @@ def _params(policy, options):
     names = [pair.partition("=")[0].strip() for pair in options["params"]]
     twice = next((name for name in names if names.count(name) > 1), None)
     if twice:  # refused, as by a run, which would not know which one was meant
-        raise ValueError(f"--param {twice} is given twice; sim show plays one setting")
+        raise click.UsageError(f"--param {twice} is given twice; sim show plays one setting")
     values = policy.settings(options["params"])
     logged = options.get("logged_params")
     if logged is None:

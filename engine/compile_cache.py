@@ -144,3 +144,47 @@ class _DeferredCheck:
         if self._answer is None:
             self._answer = bool(self._check())
         return self._answer
+
+
+def code_of(game, policy):
+    """Which code plays a run: sim's sources digest, and for a game or policy from
+    outside sim, `+` a digest of that plug-in's own sources, so that two plug-ins of one
+    name but other code are never taken for one setting."""
+    outside = sorted({*_plugin_sources(game.module_name), *_plugin_sources(_module_of(policy))})
+    if not outside:
+        return sources_digest()
+    digest = hashlib.sha256()
+    for path in outside:
+        digest.update(str(path.name).encode() + b"\0" + path.read_bytes())
+    return f"{sources_digest()}+{digest.hexdigest()[:12]}"
+
+
+def _module_of(policy):
+    """The name of the module that holds a policy's kernel, without importing it."""
+    if isinstance(policy.kernel, str):
+        return policy.kernel.partition(":")[0]
+    function = getattr(policy.kernel, "py_func", policy.kernel)
+    return getattr(function, "__module__", None) or ""
+
+
+def _plugin_sources(module_name):
+    """The source files of a module from outside sim: a package's every .py file (its
+    helpers change its play too), a lone module's own file; () for sim's own."""
+    if not module_name or module_name == "sim" or module_name.startswith("sim."):
+        return ()
+    module = sys.modules.get(module_name)
+    origin = getattr(module, "__file__", None)
+    if origin is None:
+        try:
+            spec = importlib.util.find_spec(module_name)
+        except (ImportError, ValueError):
+            return ()
+        origin = spec.origin if spec else None
+    if not origin or not origin.endswith(".py"):
+        return ()
+    top = module_name.partition(".")[0]
+    if top != module_name:
+        spec = importlib.util.find_spec(top)
+        folders = (spec.submodule_search_locations or ()) if spec else ()
+        return tuple(sorted(p for root in folders for p in Path(root).rglob("*.py")))
+    return (Path(origin),)

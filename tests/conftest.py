@@ -43,3 +43,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+# The columns of a result row that say which setting played it, not how the deal went.
+SETTING_COLUMNS = ["setting", "policy", "params", "code", "param"]
+
+
+def played(table):
+    """A result table without the columns that name its setting: what two settings that
+    play alike (a policy and its copy, say) must have equal."""
+    return table.drop_columns([name for name in SETTING_COLUMNS if name in table.column_names])

@@ -37,7 +37,7 @@ def plain_text(source, path):
 
 def figures(paths):
     table = comparison(load_runs(paths))
-    return table.drop(columns="files").to_dict("records")
+    return table.drop(columns=["files", "group_files"]).to_dict("records")
 
 
 def test_text_columns_coded_in_one_file_and_plain_in_another_pool(tmp_path):
@@ -54,9 +54,12 @@ def test_text_columns_coded_in_one_file_and_plain_in_another_pool(tmp_path):
 
 def test_files_rewritten_by_pandas_and_polars_pool_with_sims(tmp_path):
     coded = write_result(tmp_path / "a.parquet", "a", outcome=OUTCOME)
-    frame = pd.read_parquet(coded)
-    texts = ["game", "rules", "policy", "params", "outcome"]
+    maps = ["param", "rule", "stats"]  # pandas gives (key, value) lists, and takes them back typed
+    frame = pd.read_parquet(coded).drop(columns=maps)
+    texts = ["setting", "game", "rules", "policy", "params", "code", "outcome"]
     by_pandas = pa.Table.from_pandas(frame.astype(dict.fromkeys(texts, str)), preserve_index=False)
+    for name in maps:
+        by_pandas = by_pandas.append_column(name, pq.read_table(coded)[name])
     assert not pa.types.is_dictionary(by_pandas.schema.field("outcome").type)
     by_polars = pl.read_parquet(coded).to_arrow()
     assert pa.types.is_large_string(by_polars.schema.field("outcome").type.value_type)

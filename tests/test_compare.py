@@ -14,7 +14,8 @@ from scipy import stats
 from sim.engine.analysis import formats
 from sim.engine.analysis.compare import comparison, find_baseline
 from sim.engine.analysis.inputs import load_runs
-from sim.engine.run.results import params_text
+from sim.engine.games import registered_games
+from sim.engine.run.results import params_text, upgrade_table
 
 OUTCOMES = ("lost", "won", "capped", "unknown")
 
@@ -23,7 +24,7 @@ def write_result(path, policy, won=None, *, deals=None, outcome=None, game="calc
                  params=None, seed=0, score=None, old=False):  # fmt: skip
     """A result file as the runner writes it, with chosen outcomes per deal.
 
-    old=True: as files were written before rows said their run: of the four text columns
+    old=True: as files were written before rows said their setting: of the text columns
     only `policy`, the game, rules and params in the run description alone."""
     if outcome is not None:
         codes = np.array([OUTCOMES.index(x) for x in outcome], np.int8)
@@ -68,7 +69,10 @@ def write_result(path, policy, won=None, *, deals=None, outcome=None, game="calc
         "wall_time": 0.1,
         "executor": "local, 1 worker(s)",
     }
-    table = pa.table(columns).replace_schema_metadata({b"sim": json.dumps(meta)})
+    table = pa.table(columns)
+    if not old:
+        table = upgrade_table(registered_games()[game], meta, table)
+    table = table.replace_schema_metadata({b"sim": json.dumps(meta)})
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
     return path
@@ -298,7 +302,7 @@ def test_existing_output_is_kept_without_overwrite(tmp_path):
     assert result.output.strip() == f"Error: {out} exists; use --overwrite to replace it"
     assert out.read_text() == "mine"
     assert sim("compare", a, b, "--out", out, "--overwrite").exit_code == 0
-    assert out.read_text().startswith("run,game,rules,policy,params,files,deals")
+    assert out.read_text().startswith("run,game,rules,policy,params,setting,code,files,deals")
 
 
 def bad_inputs(tmp_path):
@@ -365,7 +369,7 @@ def test_no_files_at_all_is_a_usage_error():
 def test_parquet_needs_an_output_file(tmp_path):
     a, _ = known_pair(tmp_path)
     result = sim("compare", a, "--format", "parquet")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.strip() == "Error: --format parquet needs --out FILE"
 
 
@@ -421,9 +425,9 @@ def test_a_folder_of_several_games_rules_and_parameters_is_compared_group_by_gro
     assert next(line for line in lines if line.startswith("planner depth=1  ") and "pp" in line)
     note = result.stderr.strip()
     assert note == (
-        f"note: {tmp_path / 'results' / 'montana' / 'first-2.parquet'} has no game, rules and "
-        "params columns; they were read from its run description (sim export OLD --to parquet "
-        "--out NEW converts it)"
+        f"note: {tmp_path / 'results' / 'montana' / 'first-2.parquet'} is of an earlier layout, "
+        "without a setting column; its setting was read from its run description (sim export "
+        "OLD --to parquet --out NEW converts it)"
     )
 
 
@@ -522,7 +526,8 @@ def test_a_file_whose_rows_name_several_runs_is_split_between_them(tmp_path):
         ("b", 3, 1),
     ]
     separate = comparison(load_runs([tmp_path / "x"]))
-    assert_same_values(comparison(runs).drop(columns="files"), separate.drop(columns="files"))
+    files = ["files", "group_files"]  # one file here, two there
+    assert_same_values(comparison(runs).drop(columns=files), separate.drop(columns=files))
 
 
 def test_an_old_file_is_read_as_its_current_layout_copy(tmp_path):

@@ -47,7 +47,7 @@ def test_compare_refuses_a_name_of_another_format(tmp_path, args, line):
     a, _ = known_pair(tmp_path)
     args = [tmp_path / arg if arg.startswith("c.") else arg for arg in args]
     result = sim("compare", a, *args)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.strip() == line.format(folder=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet", "b.parquet"]
 
@@ -66,7 +66,7 @@ def test_report_refuses_a_compressed_name(tmp_path, name):
     a, _ = known_pair(tmp_path)
     out = tmp_path / name
     result = sim("report", a, "--out", out)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     plain = out.with_suffix("")
     assert result.output.strip() == (
         f"Error: --out {out}: a report is written uncompressed; write {plain}"
@@ -77,7 +77,7 @@ def test_report_refuses_a_compressed_name(tmp_path, name):
 def test_a_move_log_of_a_compression_sim_does_not_write_is_refused(tmp_path):
     log, out = tmp_path / "x.jsonl.bz2", tmp_path / "r.parquet"
     result = sim("calc", "-n", 5, "--workers", 1, "--out", out, "--log-moves", log)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     plain = tmp_path / "x.jsonl"
     assert result.output.strip() == (
         f"Error: --log-moves {log}: move logs are written plain or compressed as .gz or "
@@ -100,7 +100,7 @@ def test_a_move_log_named_as_another_format_is_refused(tmp_path, name, fitting):
     result = sim(*args)
     plain = log.with_suffix("") if name.endswith(".gz") else log
     assert (result.exit_code, result.output.strip()) == (
-        1,
+        2,
         f"Error: --log-moves {log}: a move log is JSON lines, not {plain.suffix}; "
         f"write {tmp_path / fitting}",
     )
@@ -149,7 +149,7 @@ def test_an_unwritable_standard_error_does_not_fail_a_written_output(tmp_path, h
 def test_a_result_file_name_of_a_compression_is_refused(tmp_path):
     out = tmp_path / "r.parquet.gz"
     result = sim("calc", "-n", 5, "--out", out)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.strip() == (
         f"Error: --out {out}: result files are Parquet, compressed inside; "
         f"write {tmp_path / 'r.parquet'}"
@@ -159,5 +159,5 @@ def test_a_result_file_name_of_a_compression_is_refused(tmp_path):
 
 def test_bench_refuses_a_game_named_that_none_of_its_policies_plays():
     result = sim("bench", "calc", "montana", "-p", "first", "-n", 10, "--repeat", 1)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.strip() == "Error: calc has no policy among first: name its own"

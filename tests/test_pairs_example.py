@@ -62,10 +62,12 @@ def test_the_example_game_plays_as_a_command(tmp_path):
     assert "pairs · first · cells=10 · seed 0" in result.output
     rows = pq.read_table(tmp_path / "p.parquet")
     assert rows.column_names == [
-        *("seed", "deal", "game", "rules", "policy", "params"),
-        *("outcome", "won", "score", "moves"),
+        *("seed", "deal", "setting", "game", "rules", "policy", "params", "code", "param"),
+        *("rule", "outcome", "won", "score", "moves", "stats"),
     ]
     assert rows.column("rules").unique().to_pylist() == ["cells=10"]
+    assert rows.column("rule")[0].as_py() == [("cells", 10)]
+    assert "+" in rows.column("code")[0].as_py()  # a game from outside: its own code hashed
     assert set(rows.column("outcome").to_pylist()) == {"won", "lost"}
 
 

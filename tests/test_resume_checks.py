@@ -117,7 +117,7 @@ def test_resume_refuses_other_parameters_naming_both(tmp_path):
 def test_resume_and_overwrite_together_are_refused_in_a_sweep_too(tmp_path):
     args = ["calc", "--param", "depth_weight=1,2", "-p", "planner", "-n", 10]
     result = sim(*args, "--out", tmp_path, "--resume", "--overwrite")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.strip() == (
         "Error: --resume and --overwrite exclude each other: --resume completes the rows "
         "a file holds, --overwrite replaces them"

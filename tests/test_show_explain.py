@@ -230,7 +230,7 @@ def test_explain_jokers_names_a_winning_alternative():
         (("calc", "--explain-nodes", "1000"), 2, "Error: --explain-nodes needs --explain"),
         (
             ("pairs", "--explain"),
-            1,
+            2,
             "Error: --explain is not available for Pairs: it has no exact solver",
         ),
         (

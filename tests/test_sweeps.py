@@ -82,25 +82,35 @@ def test_an_interrupted_sweep_resumes_where_it_stopped(tmp_path):
 
     resumed = subprocess.run(command + ["--resume"], cwd=ROOT, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
-    assert "[1/3] planner depth_weight=0.0 king_pile=1: done earlier, kept" in resumed.stdout
+    first = folder / "calc-planner-depthweight0-wastes4-seed0-n200000.parquet"
+    assert (
+        f"[1/3] planner depth_weight=0.0 king_pile=1: {first} already holds this run, "
+        "complete: nothing to play (--overwrite plays it again)"
+    ) in resumed.stderr.splitlines()
     files = sorted(folder.glob("*.parquet"))
     assert len(files) == 3 and all(pq.read_table(f).num_rows == 200000 for f in files)
     assert not [p for p in os.listdir(folder) if p.startswith(".")]
 
 
-def test_a_sweep_is_refused_before_any_play_when_its_files_exist_or_nothing_is_there(tmp_path):
+def test_a_sweep_is_refused_before_any_play_when_another_runs_file_or_nothing_is_there(
+    tmp_path,
+):
     grid = ["calc", "-p", "planner", "--param", "depth_weight=0,1", "-n", 100, "-q"]
     folder = tmp_path / "sweep"
     assert sim(*grid, "--out", folder).exit_code == 0
     first = folder / "calc-planner-depthweight0-wastes4-seed0-n100.parquet"
-    before = first.stat().st_mtime_ns
+    second = folder / "calc-planner-wastes4-seed0-n100.parquet"  # depth_weight=1, the default
+    first.write_bytes(second.read_bytes())  # another setting's run under the first's name
+    before = second.stat().st_mtime_ns
     result = sim(*grid, "--out", folder)
+    assert result.exit_code == 1
     assert result.output == (
         f"Error: {first} exists; use --overwrite to replace the sweep's files,"
         " or --resume to go on with them\n"
     )
-    assert first.stat().st_mtime_ns == before
+    assert second.stat().st_mtime_ns == before
     result = sim(*grid, "--out", tmp_path / "none", "--resume")
+    assert result.exit_code == 1
     assert (
         result.output == f"Error: nothing to resume: no file of this sweep in {tmp_path / 'none'}\n"
     )
@@ -142,5 +152,5 @@ def test_a_resumed_sweep_keeps_a_complete_file_only_if_it_is_that_settings_run(t
 def test_a_policy_given_twice_is_refused_not_swept(tmp_path):
     result = sim("calc", "-p", "greedy", "-p", "random", "-p", "greedy", "-n", 10,
                  "--out", tmp_path / "s")  # fmt: skip
-    assert (result.exit_code, result.output) == (1, "Error: -p greedy is given twice\n")
+    assert (result.exit_code, result.output) == (2, "Error: -p greedy is given twice\n")
     assert not any(tmp_path.iterdir())

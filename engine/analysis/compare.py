@@ -13,6 +13,8 @@ such run, if several) are the winnable ones, and every run of the group also get
 win rate among those: how close it comes to perfect play where perfect play wins.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -29,7 +31,27 @@ PAIRED_COUNTS = ("paired", "undecided_pairs", "both_won", "only_policy", "only_b
 # The paired columns, after every run's own figures.
 PAIRED_COLUMNS = ("baseline", *PAIRED_COUNTS, "win_rate_diff", "diff_low", "diff_high",
                   "mcnemar_p", "mcnemar_log10_p")  # fmt: skip
-DEFAULT_BASELINE = "the first run of each group"
+DEFAULT_BASELINE = "the first run of each group as read (files in the order given)"
+# The figures a group's own size is told by, after every run's and pair's figures.
+GROUP_COLUMNS = ("group_runs", "group_files")
+
+
+class SortKey(NamedTuple):
+    """A `--sort` key: the column that orders a group's runs, and in which direction."""
+
+    column: str
+    largest_first: bool
+    told: str  # the order in words, as the output's `about` says it
+
+
+SORT_KEYS = {
+    "win_rate": SortKey("win_rate", True, "win rate, highest first"),
+    "score": SortKey("score_mean", True, "mean score, highest first"),
+    "deals": SortKey("deals", True, "deals played, most first"),
+    "name": SortKey("run", False, "run label, A to Z"),
+    "diff": SortKey("win_rate_diff", True, "the baseline, then difference with it, highest first"),
+}
+DEFAULT_SORT = "win_rate"
 
 
 def _named(runs, name):
@@ -113,6 +135,8 @@ def summary_row(run):
         "rules": run.rules,
         "policy": run.policy,
         "params": run.params,
+        "setting": run.setting,
+        "code": run.code,
         "files": len(run.files),
         "deals": deals,
         "decided": decided,
@@ -224,6 +248,7 @@ def comparison(runs, baseline=None):
     for name in (*PAIRED_COUNTS, "winnable", "winnable_wins"):
         if name in table:
             table[name] = table[name].astype("Int64")
+    table = _with_group_sizes(table, groups)
     table.attrs = {
         "groups": [
             {"game": g.game, "rules": g.rules, "runs": len(g.runs), "files": len(g.files)}
@@ -240,3 +265,47 @@ def comparison(runs, baseline=None):
         "mcnemar_log10_p is its log10, exact where mcnemar_p underflows to 0",
     }
     return table
+
+
+def _with_group_sizes(table, groups):
+    """The table with each row's group size: its runs, and the files pooled into them (a
+    file holding several runs counted once), as the group's heading tells them."""
+    sizes = {(g.game, g.rules): (len(g.runs), len(g.files)) for g in groups}
+    rows = [sizes[key] for key in zip(table["game"], table["rules"], strict=True)]
+    for index, name in enumerate(GROUP_COLUMNS):
+        table[name] = [row[index] for row in rows]
+    return table
+
+
+def ranked(table, key=DEFAULT_SORT):
+    """The comparison's rows ordered within each (game, rules) group by key (SORT_KEYS),
+    groups keeping their order: a leaderboard per group.
+
+    A run without the figure (no decided deal, no deal paired) comes after those with it;
+    ties go by run label. By `diff` the group's baseline comes first, the runs ranked
+    against it below. Only the order changes: each group keeps the baseline it was given."""
+    column, largest_first, told = SORT_KEYS[key]
+    games_rules = list(zip(table["game"], table["rules"], strict=True))
+    position = {group: i for i, group in enumerate(dict.fromkeys(games_rules))}
+    order = pd.DataFrame(
+        {
+            "group": [position[group] for group in games_rules],
+            "not_baseline": ~is_baseline(table).to_numpy() if key == "diff" else False,
+            "figure": table[column].to_numpy() if column in table else np.nan,
+            "run": table["run"].to_numpy(),
+        }
+    ).sort_values(
+        ["group", "not_baseline", "figure", "run"],
+        ascending=[True, True, not largest_first, True],
+        na_position="last",
+    )
+    result = table.iloc[order.index].reset_index(drop=True)  # order's index: positions
+    result.attrs = table.attrs | {"order": f"within each group: {told}; ties by run label"}
+    return result
+
+
+def is_baseline(table):
+    """Whether each row is its group's baseline: the run the group's other rows name."""
+    named = set(zip(table["game"], table["rules"], table["baseline"], strict=True))
+    rows = zip(table["game"], table["rules"], table["run"], strict=True)
+    return pd.Series([row in named for row in rows], index=table.index)

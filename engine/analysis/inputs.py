@@ -1,17 +1,19 @@
 """Result files as analysis inputs: found, checked, read (only the columns needed), grouped.
 
-A run is what produced the rows: (game, rules, policy, params), read from the rows
-themselves (the text columns of engine.run.results.IDENTITY) or, for a file written
-before rows carried them (only `policy`: an "old file"), from the file's run description.
-Files of one run are pooled, a deal present in two of them counted once (from the file
-named first; deals whose rows there differ are counted, for a note); a file whose rows
-name several runs is split between them.
+A run is one setting: what fixes its rows, (game, rules, policy, params, code), named by
+the `setting` column's id and read from the rows themselves or, for a file written before
+rows carried it (an "old file"), from the file's run description. Files of one setting
+are pooled, a deal present in two of them counted once (from the file named first; deals
+whose rows there differ are counted, for a note): overlapping runs, sweeps, reruns and
+incomplete files give one row per (setting, seed, deal). A file whose rows name several
+settings is split between them.
 
 Runs are grouped by (game, rules): only the runs of one group played their deals under
 the same rules, so only they are paired. Within a group every deal gets an int64 key that
 orders and identifies it by (seed, deal), so that runs pair by sorted-array intersection.
 """
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -22,7 +24,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sim.engine.run.results import IDENTITY, ResultFileError, params_text, read_meta
+from sim.engine.run.results import (
+    IDENTITY,
+    STATS,
+    ResultFileError,
+    params_text,
+    read_meta,
+    setting_of,
+)
 
 RESULT_SUFFIX = ".parquet"
 REQUIRED_COLUMNS = ("seed", "deal", "won", "score", "moves")
@@ -55,6 +64,8 @@ class Run:
     rules: str
     policy: str
     params: str
+    code: str = ""  # the code that played (engine.compile_cache.code_of)
+    setting: str = ""  # the id of (game, rules, policy, params, code)
     files: list = field(default_factory=list)
     metas: list = field(default_factory=list)
     old_files: list = field(default_factory=list)  # files whose rows lack the run's columns
@@ -74,7 +85,7 @@ class Run:
 
     @property
     def identity(self):
-        return (self.game, self.rules, self.policy, self.params)
+        return (self.game, self.rules, self.policy, self.params, self.code, self.setting)
 
     @property
     def group(self):
@@ -121,6 +132,14 @@ def identity_of(meta):
     return (meta["game"], rules_of(meta), meta["policy"], params_text(meta["params"]))
 
 
+RUN_COLUMNS = (*IDENTITY, "code", "setting")  # what a run is, as rows say it
+
+
+def run_of(meta):
+    """(game, rules, policy, params, code, setting) of a run description."""
+    return (*identity_of(meta), meta.get("code", ""), setting_of(meta))
+
+
 def expand_paths(paths):
     """Files given, and the *.parquet files inside the folders given and their subfolders
     (hidden ones, such as a run's journal, left out), in order."""
@@ -162,6 +181,14 @@ def result_meta(path):
         raise AnalysisError(one_line(error)) from None
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise AnalysisError(f"{path}: its sim metadata is not valid JSON") from None
+    if isinstance(meta, dict) and isinstance(meta.get("settings"), dict):  # a pooled export
+        for described in meta["settings"].values():
+            _checked_description(path, described)
+        return meta
+    return _checked_description(path, meta)
+
+
+def _checked_description(path, meta):
     if not isinstance(meta, dict) or any(key not in meta for key in REQUIRED_META):
         raise AnalysisError(f"{path}: its sim metadata lacks game, policy, rules or params")
     for key, kind in META_KINDS.items() | OPTIONAL_META_KINDS.items():
@@ -191,7 +218,23 @@ def read_columns(path, wanted):
         table = pq.read_table(path, columns=[name for name in wanted if name in names])
     except (OSError, pa.ArrowException) as error:
         raise AnalysisError(f"{path}: corrupt Parquet file ({one_line(error)})") from None
-    return checked_columns(path, table)
+    return checked_columns(path, stats_as_columns(table, wanted))
+
+
+def stats_as_columns(table, wanted):
+    """The table with the wanted game figures of its `stats` map as columns of their own
+    (a file of the current layout keeps them there; an old file had them as columns)."""
+    if STATS not in table.column_names:
+        return table
+    stats = table.column(STATS)
+    table = table.drop_columns([STATS])
+    for name in wanted:
+        if name in table.column_names or not table.num_rows:
+            continue
+        values = pc.map_lookup(stats, pa.scalar(name, stats.type.key_type), "first")
+        if values.null_count < len(values):  # rows of other games, pooled, lack it
+            table = table.append_column(name, values)
+    return table
 
 
 def _is_text(kind):
@@ -211,7 +254,7 @@ KINDS = {
 def column_kinds():
     """{column: kind} of every column analysis computes on or groups by."""
     kinds = {name: "integer" for name in ("seed", "deal", "score", "moves", *MEAN_COLUMNS)}
-    return kinds | {"won": "boolean", "outcome": "text"} | dict.fromkeys(IDENTITY, "text")
+    return kinds | {"won": "boolean", "outcome": "text"} | dict.fromkeys(RUN_COLUMNS, "text")
 
 
 def check_column_types(path, schema):
@@ -235,7 +278,7 @@ def checked_columns(path, table):
         if name not in kinds:
             continue
         column = table.column(index)
-        if column.null_count:
+        if column.null_count and name not in MEAN_COLUMNS:  # a game figure others lack
             raise AnalysisError(f"{path}: column {name} holds nulls")
         try:
             column = column.cast(KINDS[kinds[name]][1])
@@ -246,8 +289,8 @@ def checked_columns(path, table):
 
 
 def is_old_layout(names):
-    """Whether a file's columns are those of files written before rows said their run."""
-    return any(name not in names for name in IDENTITY)
+    """Whether a file's columns are those of files written before rows said their setting."""
+    return "setting" not in names
 
 
 def one_line(error):
@@ -257,9 +300,9 @@ def one_line(error):
 def load_runs(paths):
     """Runs of the result files (or folders of them) given: grouped by (game, rules), the
     groups in order of first appearance, and within each its runs in that order."""
-    files, skipped = _readable(expand_paths(paths), paths)
+    files, skipped = readable_files(expand_paths(paths), paths)
     metas = [result_meta(path) for path in files]
-    wanted = ("outcome",) + REQUIRED_COLUMNS + MEAN_COLUMNS + IDENTITY
+    wanted = ("outcome",) + REQUIRED_COLUMNS + MEAN_COLUMNS + RUN_COLUMNS + (STATS,)
     runs, parts = {}, {}
     for path, meta in zip(files, metas, strict=True):
         table = read_columns(path, wanted)
@@ -268,18 +311,18 @@ def load_runs(paths):
             raise AnalysisError(f"{path}: deal indices below 0 (a deal is never negative)")
         old = is_old_layout(table.column_names)
         for identity, rows in _split_by_run(table, meta):
-            run = runs.setdefault(identity, Run(*identity))
+            run = runs.setdefault(identity[-1], Run(*identity))
             run.files.append(path)
-            run.metas.append(meta)
+            run.metas.append(meta.get("settings", {}).get(identity[-1], meta))
             if old:
                 run.old_files.append(path)
-            parts.setdefault(identity, []).append(rows)
+            parts.setdefault(identity[-1], []).append(rows)
     runs = [run for group in groups_of(runs.values()) for run in group.runs]
     for group in groups_of(runs):
-        tables = [table for run in group.runs for table in parts[run.identity]]
+        tables = [table for run in group.runs for table in parts[run.setting]]
         keys = iter(_deal_keys(tables))
         for run in group.runs:
-            _pool(run, [(next(keys), table) for table in parts[run.identity]])
+            _pool(run, [(next(keys), table) for table in parts[run.setting]])
     if not any(run.deals for run in runs):
         raise AnalysisError("no deals in the result files given")
     for group in groups_of(runs):
@@ -296,7 +339,7 @@ class Runs(list):
         self.skipped = list(skipped)
 
 
-def _readable(files, given):
+def readable_files(files, given):
     """Files to read: every file named, and those found in folders that are sim result
     files; a folder's other Parquet files are set apart, never a reason to fail."""
     named = {Path(path).resolve() for path in given}
@@ -316,18 +359,18 @@ def _readable(files, given):
 
 
 def _split_by_run(table, meta):
-    """[(identity, rows)]: the rows of each run the table holds.
+    """[(identity, rows)]: the rows of each setting the table holds, identity as RUN_COLUMNS.
 
-    Each of game, rules, policy, params comes from its column when the file has it, else
-    from the run description. A file written by a run holds one run: that case reads only
-    the columns' dictionaries."""
-    fallback = dict(zip(IDENTITY, identity_of(meta), strict=True))
-    present = [name for name in IDENTITY if name in table.column_names]
+    Each of those comes from its column when the file has it, else from the run
+    description. A file written by a run holds one setting: that case reads only the
+    columns' dictionaries."""
+    fallback = dict(zip(RUN_COLUMNS, run_of(meta), strict=True)) if "game" in meta else {}
+    present = [name for name in RUN_COLUMNS if name in table.column_names]
     if table.num_rows == 0:
-        return [(tuple(fallback.values()), table)]
+        return [(_identity(fallback, fallback), table)] if fallback else []
     constants = {name: _constant_text(table.column(name)) for name in present}
     if all(value is not None for value in constants.values()):
-        return [(tuple(constants.get(name, fallback[name]) for name in IDENTITY), table)]
+        return [(_identity(constants, fallback), table)]
     texts = {name: _as_text(table.column(name)) for name in present}
     combos = pa.table(texts).group_by(present, use_threads=False).aggregate([])
     result = []
@@ -336,9 +379,23 @@ def _split_by_run(table, meta):
         for name in present:
             equal = pc.equal(texts[name], combo[name])
             mask = equal if mask is None else pc.and_(mask, equal)
-        identity = tuple(combo.get(name, fallback[name]) for name in IDENTITY)
-        result.append((identity, table.filter(mask)))
+        result.append((_identity(combo, fallback), table.filter(mask)))
     return result
+
+
+def _identity(found, fallback):
+    """A setting's RUN_COLUMNS from the texts its rows gave, the rest from the run
+    description; a setting id rows lack is the description's when the rest is its own."""
+    values = {name: found.get(name, fallback.get(name, "")) for name in RUN_COLUMNS}
+    if "setting" not in found:
+        described = all(values[name] == fallback.get(name) for name in RUN_COLUMNS[:-1])
+        values["setting"] = fallback["setting"] if described else _text_setting(values)
+    return tuple(values.values())
+
+
+def _text_setting(values):
+    text = "\0".join(values[name] for name in RUN_COLUMNS[:-1])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _constant_text(column):
@@ -400,7 +457,7 @@ def _pool(run, parts):
             if label not in _DRAWN_OUTCOMES:
                 run.outcome_shares[label] = _label_mask(outcome, label)
     for name in MEAN_COLUMNS:
-        if name in table.column_names:
+        if name in table.column_names and table.column(name).null_count < table.num_rows:
             run.means[name] = _values(table, name)
 
 
@@ -438,7 +495,14 @@ def _label_mask(column, label):
 
 def _label(runs):
     """Names the runs of one group apart: the policy, with its parameters when the group
-    has it with several settings."""
+    has it with several settings, and `@` the start of its setting id when runs of one
+    policy and parameters were played by different code (two plug-ins of one name)."""
     for run in runs:
         settings = {r.params for r in runs if r.policy == run.policy}
         run.label = f"{run.policy} {run.params}" if len(settings) > 1 and run.params else run.policy
+    shared = {
+        label for label in (r.label for r in runs) if [r.label for r in runs].count(label) > 1
+    }
+    for run in runs:
+        if run.label in shared:
+            run.label = f"{run.label} @{run.setting[:8]}"

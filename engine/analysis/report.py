@@ -17,10 +17,11 @@ from matplotlib import style
 from matplotlib.figure import Figure
 
 from sim.engine.analysis import formats
-from sim.engine.analysis.compare import baselines, comparison
+from sim.engine.analysis.compare import baselines, comparison, ranked
 from sim.engine.analysis.inputs import CONVERT_HINT, AnalysisError, groups_of
 from sim.engine.analysis.intervals import mean_interval
 from sim.engine.analysis.output import check_writable, write_atomically, write_together
+from sim.engine.analysis.sweeps import PLOT_SUFFIX, sweep_figure, sweep_series
 from sim.engine.compressed import is_compressed_name
 from sim.engine.games import registered_games
 from sim.engine.run.stop_signals import Stopped
@@ -55,8 +56,9 @@ def writer_for(out):
     return write_html if kind == "html" else write_markdown
 
 
-# Every plot a report can draw for a group; a Markdown report writes these (and only these)
-# files, prefixed by the group's name when the report has several groups.
+# Every plot a report can draw for a group, beside one per parameter sweep (named
+# `<policy>-<parameter>-sweep`); a Markdown report writes these (and only these) files,
+# prefixed by the group's name when the report has several groups.
 PLOT_NAMES = ("win_rate", "scores", "reach", "difference")
 
 
@@ -87,7 +89,17 @@ def plot_paths(out, runs=None):
     """The files a Markdown report of runs may write beside it: report/<plot>.png, or
     report/<group>-<plot>.png for a report of several groups."""
     folder = plots_folder(out)
-    return [folder / f"{prefix}{name}.png" for prefix in plot_prefixes(runs) for name in PLOT_NAMES]
+    groups = groups_of(runs) if runs else [None]
+    return [
+        folder / f"{prefix}{name}.png"
+        for prefix, group in zip(plot_prefixes(runs), groups, strict=True)
+        for name in _plot_names(group)
+    ]
+
+
+def _plot_names(group):
+    sweeps = sweep_series(group.runs) if group else []
+    return PLOT_NAMES + tuple(sweep.name for sweep in sweeps)
 
 
 def check_outputs(out, overwrite, runs=None):
@@ -133,7 +145,7 @@ def earlier_plots(out):
     out, folder = Path(out), plots_folder(out)
     if not out.is_file() or not folder.is_dir():
         return []
-    plot = rf"[A-Za-z0-9_.\-]*(?:{'|'.join(PLOT_NAMES)})\.png"
+    plot = rf"[A-Za-z0-9_.\-]*(?:{'|'.join((*PLOT_NAMES, PLOT_SUFFIX))})\.png"
     link = re.compile(rf"!\[.*\]\({re.escape(folder.name)}/({plot})\)")
     text = out.read_text(encoding="utf-8", errors="replace")
     names = dict.fromkeys(m.group(1) for m in map(link.fullmatch, text.splitlines()) if m)
@@ -146,7 +158,7 @@ class Report:
 
     def __init__(self, runs, baseline_name=None):
         self.runs = runs
-        self.table = comparison(runs, baseline_name)
+        self.table = ranked(comparison(runs, baseline_name))  # as sim compare lists them
         groups = groups_of(runs)
         parts = formats.group_tables(self.table)
         chosen = baselines(groups, baseline_name)
@@ -176,6 +188,7 @@ class GroupReport:
         self.paired = baseline is not None and len(self.runs) > 1
         self.prefix = prefix
         self.colors = {run.label: COLORS[i % len(COLORS)] for i, run in enumerate(self.runs)}
+        self.sweeps = sweep_series(self.runs)
         self.plots = self._draw()
 
     def file_name(self, plot):
@@ -189,6 +202,7 @@ class GroupReport:
                     "Win rate per run, with 95% Wilson intervals",
                     self._win_rate_figure(),
                 ),
+                **{sweep.name: self._sweep_plot(sweep) for sweep in self.sweeps},
                 "scores": ("Distribution of scores", self._scores_figure()),
                 "reach": ("Share of deals reaching each score", self._reach_figure()),
             }
@@ -224,11 +238,18 @@ class GroupReport:
         axes.set_yticks(y, table["run"])
         axes.set_ylim(-0.7, len(table) - 0.3)
         axes.set_xlim(left=0, right=max(np.nan_to_num(high).max() * 1.2, 1e-3))
-        decided = "decided deals" if formats.has_unknown(table) else "deals"
-        axes.set_xlabel(f"win rate, % of {decided}")
+        axes.set_xlabel(self._rate_label())
         axes.set_title(f"{self.name}\nwin rate per run (95% Wilson interval)")
         figure.tight_layout()
         return figure
+
+    def _rate_label(self):
+        decided = "decided deals" if formats.has_unknown(self.table) else "deals"
+        return f"win rate, % of {decided}"
+
+    def _sweep_plot(self, sweep):
+        caption = f"Win rate of {sweep.policy} against {sweep.parameter}, 95% Wilson intervals"
+        return caption, sweep_figure(sweep, self.name, self._rate_label(), COLORS)
 
     def _score_meaning(self):
         """`score (cards on the foundations)`, from the game's description of the column.
@@ -407,6 +428,9 @@ def _sections(report):
         headers, rows, notes = formats.summary_block(part.table)
         sections.append((3, "Runs", "table", (headers, rows, notes)))
         sections.append((3, "", "plot", (i, "win_rate")))
+        for number, sweep in enumerate(part.sweeps):
+            heading = "" if number else "Parameter sweeps"
+            sections.append((3, heading, "plot", (i, sweep.name)))
         sections.append((3, "Scores", "plot", (i, "scores")))
         sections.append((3, "", "plot", (i, "reach")))
         if part.paired:

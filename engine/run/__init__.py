@@ -15,7 +15,7 @@ imports only modules listed above it:
     stop_signals  Ctrl-C, SIGTERM and SIGHUP asking a run to stop between writes
     move_log      the --log-moves lines of each finished chunk
     finish        journals merged with the rows kept before into the final files
-    resume        the rows --resume keeps, checked to be this run's
+    resume        the rows --resume keeps, checked to be this run's; a run found complete
     salvage       a killed run's journals turned into an incomplete result file
     executors     the chunks sent to the local pool or to Dask, results in deal order
     play_loop     each finished chunk into the journals, totals and progress; finish

@@ -9,12 +9,15 @@ from pathlib import Path
 
 from sim.engine.compressed import OTHER_COMPRESSIONS, SUFFIXES
 from sim.engine.run.files import FileLock, OutputError, check_output, same_file
-from sim.engine.run.request import OTHER_FORMATS, RunError
+from sim.engine.run.request import OTHER_FORMATS, BadRequest, RunError
 
 
 def checked_outputs(request):
     """(result file, move log or None) of the request, refused before any work is done
-    if they must not be written."""
+    if they must not be written. A log's name is refused first: it is wrong whatever
+    the files (a BadRequest)."""
+    if request.log_moves is not None:
+        check_log_name(request.log_moves)
     try:
         out = check_output(request.out, True, "--out")
         if request.out.exists() and not (request.overwrite or request.resume):
@@ -34,12 +37,16 @@ def checked_outputs(request):
 NOT_A_LOG = (set(OTHER_FORMATS) | {".parquet"}) - {".jsonl", ".txt"}
 
 
+def check_log_name(log):
+    """Refuse a move log's name that promises what the log is not."""
+    _check_log_compression(log)
+    _check_log_format(log)
+
+
 def _checked_move_log(request, out):
-    _check_log_compression(request.log_moves)
-    _check_log_format(request.log_moves)
     log = check_output(request.log_moves, True, "--log-moves")
     if same_file(out, log):
-        raise OutputError(f"--log-moves and --out name the same file: {log}")
+        raise BadRequest(f"--log-moves and --out name the same file: {log}")
     if log.exists() and not (request.overwrite or request.resume):
         raise OutputError(f"{log} exists; use --overwrite to replace it")
     return log
@@ -53,7 +60,7 @@ def _check_log_compression(log):
         return
     plain = log.with_suffix("")
     fitting = ", ".join(str(plain) + suffix for suffix in SUFFIXES)
-    raise OutputError(
+    raise BadRequest(
         f"--log-moves {log}: move logs are written plain or compressed as "
         f"{' or '.join(SUFFIXES)}; write {fitting} or {plain}"
     )
@@ -65,7 +72,7 @@ def _check_log_format(log):
     if plain.suffix.lower() not in NOT_A_LOG:
         return
     ending = log.suffix if plain is not log else ""
-    raise OutputError(
+    raise BadRequest(
         f"--log-moves {log}: a move log is JSON lines, not {plain.suffix}; "
         f"write {plain.with_suffix('.jsonl')}{ending}"
     )

@@ -18,6 +18,11 @@ class RunError(ValueError):
     """A run that cannot start: bad output path, nothing to resume, mismatched resume."""
 
 
+class BadRequest(RunError):
+    """A run refused for what was typed alone, whatever the files: options that exclude
+    each other, or a value no run takes. The command line is what must change."""
+
+
 def played_by_other_code(stored, mine):
     """Why the deals of a stored run description cannot be finished by this sim, when
     it names other code of the rules and policies than `mine` (a description of this
@@ -61,7 +66,7 @@ class RunRequest:
             "start": self.start,
             "n": self.n,
             "log_moves": str(Path(self.log_moves).absolute()) if self.log_moves else None,
-            "code": compile_cache.sources_digest(),
+            "code": compile_cache.code_of(self.game, self.policy),
         }
 
     def executor(self):
@@ -111,20 +116,27 @@ OTHER_FORMATS = {".csv": "csv"} | dict.fromkeys(
 
 
 def check_request(request):
-    """Refuse --resume with --overwrite, deals past 2**63 - 1, an output name of another
-    format, and a scheduler nothing useful answers at."""
+    """Refuse what check_typed refuses, and a scheduler nothing useful answers at."""
+    check_typed(request)
+    if request.scheduler is not None:
+        _check_scheduler(request.scheduler)
+
+
+def check_typed(request):
+    """Refuse (BadRequest) --resume with --overwrite, deals past 2**63 - 1, an output
+    name of another format and a malformed scheduler address: wrong whatever the files."""
     check_resume_or_overwrite(request.resume, request.overwrite)
     _check_parquet_name(Path(request.out))
     if request.start + request.n - 1 > MAX_DEAL:
-        raise RunError(f"deals {request.start} .. {request.start + request.n - 1} pass 2**63 - 1")
+        raise BadRequest(f"deals {request.start} .. {request.start + request.n - 1} pass 2**63 - 1")
     if request.scheduler is not None:
-        _check_scheduler(request.scheduler)
+        _check_scheduler_address(request.scheduler)
 
 
 def check_resume_or_overwrite(resume, overwrite):
     # Together they would ask to complete the rows a file holds and to throw them away.
     if resume and overwrite:
-        raise RunError(
+        raise BadRequest(
             "--resume and --overwrite exclude each other: --resume completes the rows a "
             "file holds, --overwrite replaces them"
         )
@@ -132,7 +144,7 @@ def check_resume_or_overwrite(resume, overwrite):
 
 def _check_parquet_name(out):
     if is_compressed_name(out):
-        raise RunError(
+        raise BadRequest(
             f"--out {out}: result files are Parquet, compressed inside; write {out.with_suffix('')}"
         )
     suffix = out.suffix.lower()
@@ -143,11 +155,20 @@ def _check_parquet_name(out):
         hint = f"convert it with `sim export {parquet} --to csv --out {out}`"
     else:
         hint = "`sim export` converts it to CSV"
-    raise RunError(f"--out {out}: result files are Parquet; write {parquet} ({hint})")
+    raise BadRequest(f"--out {out}: result files are Parquet; write {parquet} ({hint})")
+
+
+def _check_scheduler_address(address):
+    # Imported here: a local run never loads the cluster code.
+    from sim.engine.run.cluster import ClusterError, check_address
+
+    try:
+        check_address(address)
+    except ClusterError as error:
+        raise BadRequest(str(error)) from None
 
 
 def _check_scheduler(address):
-    # Imported here: a local run never loads the cluster code.
     from sim.engine.run.cluster import ClusterError, check_reachable
 
     try:

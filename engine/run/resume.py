@@ -1,8 +1,11 @@
 """What --resume keeps: the rows of an interrupted result file, once it is shown to be
-this very run's, and the lines of its move log."""
+this very run's, and the lines of its move log; and a file that already holds this very
+run, complete, which leaves nothing to play."""
 
 import itertools
 import json
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +16,7 @@ from sim.engine.run import journal, results
 from sim.engine.run.files import same_file
 from sim.engine.run.move_log import line_header
 from sim.engine.run.request import SAME_RUN_KEYS, RunError, played_by_other_code
+from sim.engine.run.totals import RunResult, Totals
 
 
 def rows_kept_by_resume(request, out):
@@ -31,27 +35,88 @@ def rows_kept_by_resume(request, out):
     return int(meta["n_done"])
 
 
-def check_done_by_this_run(request, out):
-    """Refuse a complete file that a resumed sweep would keep as this setting's, unless
-    it is this very run's, with all its deals."""
-    meta = results.read_meta(out)
-    _check_same_run(out, meta, request.description())
-    _check_rows_are_the_deals_done(out, meta, request.game)
+def already_complete(request):
+    """The RunResult of request.out read back from the file, when it already holds this
+    very run, complete: the same game, rules, policy, parameters, seed and deals, played
+    by this code, its rows the deals it says are done, and its move log the one asked
+    for, if any. Nothing is then left to play.
+
+    None with --overwrite, and for any other file (none, incomplete, another run's, not
+    a result file): the usual rules refuse or resume it. With --resume, a file that says
+    it is this run, complete, and whose rows are not its deals is refused (RunError)."""
+    meta = _complete_run_held(request)
+    if meta is None:
+        return None
+    totals = Totals()
+    totals.add_file(request.out)
+    done = int(meta["n_done"])
+    wall = float(meta.get("wall_time", 0.0))
+    return RunResult(Path(request.out), totals, True, wall, deals_played=done, kept=done)
+
+
+def _complete_run_held(request):
+    """The description of request.out when it says it is this very run, complete, and
+    its rows agree; None otherwise."""
+    out = Path(request.out)
+    if request.overwrite or not _is_regular_file(out):
+        return None
+    try:
+        meta = results.read_meta(out)
+    except (results.ResultFileError, ValueError):  # not a result file: the usual refusal
+        return None
+    mine = request.description()
+    if not (isinstance(meta, dict) and _says_complete(meta) and _logged_as_asked(meta, mine)):
+        return None
+    if _how_runs_differ(meta, mine):
+        return None
+    try:
+        _check_rows_are_the_deals_done(out, meta, request.game)
+    except RunError:
+        if request.resume:
+            raise
+        return None
+    return meta
+
+
+def _is_regular_file(path):
+    """Whether path is a regular file, not a link to one; False when it cannot be looked
+    at (a name too long): the checks of the outputs then say why."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _says_complete(meta):
+    return meta.get("completed") is True and meta.get("n_done") == meta.get("n")
+
+
+def _logged_as_asked(meta, mine):
+    """A run asked with --log-moves is held only with that very log beside it."""
+    ours, theirs = mine["log_moves"], meta.get("log_moves")
+    if ours is None:
+        return True
+    return theirs is not None and Path(ours).is_file() and same_file(theirs, ours)
 
 
 def _check_same_run(out, meta, mine):
+    why = _how_runs_differ(meta, mine)
+    if why:
+        raise RunError(f"cannot resume {out}: {why}")
+
+
+def _how_runs_differ(meta, mine):
+    """Why a stored run description is not of this very run; None when it is."""
     # Files from before the policy's spec (or the code) was stored are known without it.
-    other_code = played_by_other_code(meta, mine)
-    if other_code:
-        raise RunError(f"cannot resume {out}: {other_code}: run it again whole")
     keys = SAME_RUN_KEYS + (("policy_spec",) if "policy_spec" in meta else ())
     for key in keys:
         if meta.get(key) != json.loads(json.dumps(mine[key])):  # as stored: JSON values
             verb = "are" if key in ("rules", "params") else "is"
-            raise RunError(
-                f"cannot resume {out}: its {key} {verb} {meta.get(key)!r}, "
-                f"this run's {verb} {mine[key]!r}"
-            )
+            return f"its {key} {verb} {meta.get(key)!r}, this run's {verb} {mine[key]!r}"
+    other_code = played_by_other_code(meta, mine)
+    if other_code:
+        return f"{other_code}: run it again whole"
+    return None
 
 
 def _check_rows_are_the_deals_done(out, meta, game):
@@ -61,7 +126,7 @@ def _check_rows_are_the_deals_done(out, meta, game):
     done, start = int(meta["n_done"]), int(meta["start"])
     expected = f"deals {start} to {start + done - 1} of seed {meta['seed']} in order"
     names = pq.read_schema(out).names
-    texts = results.identity_texts(game, meta)
+    texts = results.run_texts(game, meta)
     wanted = ["deal", "seed", *(name for name in texts if name in names)]
     try:
         table = pq.read_table(out, columns=wanted)

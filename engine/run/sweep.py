@@ -3,7 +3,9 @@
 `--param depth_weight=0,0.5,1 --param king_pile=0,1` with `--policy planner` is six
 settings; several `--policy` values sweep each policy over the parameters it declares.
 Each setting is one ordinary run, written to its own file in one folder, so the folder
-is one dataset, and an interrupted sweep resumes file by file.
+is one dataset, and an interrupted sweep resumes file by file. A file that already holds
+its setting's run, complete, is kept as it is: the same sweep run again plays only what
+is missing.
 """
 
 import itertools
@@ -11,8 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sim.engine.run.files import shortened
-from sim.engine.run.request import RunError, check_resume_or_overwrite, default_filename
-from sim.engine.run.results import ResultFileError, read_meta
+from sim.engine.run.request import (
+    BadRequest,
+    RunError,
+    check_resume_or_overwrite,
+    default_filename,
+)
 
 
 @dataclass(frozen=True)
@@ -27,13 +33,13 @@ def grid_values(pairs):
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep:
-            raise RunError(f"--param takes key=value, not {pair!r}")
+            raise BadRequest(f"--param takes key=value, not {pair!r}")
         name = name.strip()
         if name in grid:
-            raise RunError(f"--param {name} is given twice; list its values as {name}=A,B")
+            raise BadRequest(f"--param {name} is given twice; list its values as {name}=A,B")
         grid[name] = [value.strip() for value in text.split(",")]
         if any(not value for value in grid[name]):
-            raise RunError(f"--param {pair}: an empty value in the list")
+            raise BadRequest(f"--param {pair}: an empty value in the list")
     return grid
 
 
@@ -44,7 +50,7 @@ def settings(policies, pairs):
     unknown = [name for name in grid if not any(_declares(p, name) for p in policies)]
     if unknown:
         names = ", ".join(p.name for p in policies)
-        raise RunError(f"no policy among {names} has a parameter {unknown[0]!r}")
+        raise BadRequest(f"no policy among {names} has a parameter {unknown[0]!r}")
     found = []
     for policy in policies:
         mine = {name: values for name, values in grid.items() if _declares(policy, name)}
@@ -65,7 +71,7 @@ def check_distinct(policies):
     seen = set()
     for policy in policies:
         if (policy.name, str(policy.kernel)) in seen:
-            raise RunError(f"-p {policy.name} is given twice")
+            raise BadRequest(f"-p {policy.name} is given twice")
         seen.add((policy.name, str(policy.kernel)))
 
 
@@ -89,13 +95,20 @@ def setting_file(folder, game, setting, rules, seed, start, n):
 
 
 def check_folder(folder):
+    """Refuse a sweep's --out that names a result file (BadRequest), or is one."""
     folder = Path(folder)
+    if folder.suffix.lower() == ".parquet":
+        raise BadRequest(_not_a_folder(folder))
     try:
-        a_file = folder.suffix.lower() == ".parquet" or (folder.exists() and not folder.is_dir())
+        a_file = folder.exists() and not folder.is_dir()
     except OSError as error:  # a name too long, a folder that cannot be searched
         raise RunError(f"--out {shortened(folder)}: {error.strerror}") from None
     if a_file:
-        raise RunError(f"--out {folder}: a sweep writes a folder of result files, not one file")
+        raise RunError(_not_a_folder(folder))
+
+
+def _not_a_folder(folder):
+    return f"--out {folder}: a sweep writes a folder of result files, not one file"
 
 
 def started(path):
@@ -104,23 +117,16 @@ def started(path):
     return path.exists() or path.with_name(f".{path.name}.journal").exists()
 
 
-def check_files(files, resume, overwrite):
+def check_files(files, resume, overwrite, complete=()):
     """Before any play: a fresh sweep replaces no file unless asked, and a resumed one
-    has something to resume."""
+    has something to resume. complete: the files that already hold their setting's run,
+    complete (kept, never replaced)."""
     check_resume_or_overwrite(resume, overwrite)
     if resume and not any(started(path) for path in files):
         raise RunError(f"nothing to resume: no file of this sweep in {Path(files[0]).parent}")
-    existing = [path for path in files if Path(path).exists()]
+    existing = [path for path in files if Path(path).exists() and path not in complete]
     if existing and not (resume or overwrite):
         raise RunError(
             f"{existing[0]} exists; use --overwrite to replace the sweep's files,"
             " or --resume to go on with them"
         )
-
-
-def done_earlier(path):
-    """True when a sweep's file is already complete (a resumed sweep skips it)."""
-    try:
-        return Path(path).is_file() and read_meta(path).get("completed") is True
-    except ResultFileError:
-        return False
