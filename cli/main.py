@@ -60,7 +60,7 @@ class SimGroup(click.Group):
         "report": (
             "Write a report of runs: win rates, score distributions, paired wins and losses."
         ),
-        "export": ("Convert a result file to CSV or Parquet, keeping the run's description."),
+        "export": "Convert result files to one CSV or Parquet file, keeping what describes them.",
     }
 
     def list_commands(self, ctx):

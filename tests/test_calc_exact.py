@@ -103,7 +103,10 @@ def run_oracle(tmp_path, name, *options):
     args = ["calc", "-p", "oracle", "--param", "nodes=1", "-n", "6", "-q", "--out", str(out)]
     result = CliRunner().invoke(cli, [*args, "--log-moves", str(log), *options])
     assert result.exit_code == 0, result.output
-    return pd.read_parquet(out), [json.loads(line) for line in log.read_text().splitlines()]
+    rows = pd.read_parquet(out)
+    figures = pd.DataFrame([dict(pairs) for pairs in rows.pop("stats")], index=rows.index)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    return pd.concat([rows, figures], axis=1), lines
 
 
 def test_oracle_settles_the_deals_its_searches_leave_undecided(tmp_path):

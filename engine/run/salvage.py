@@ -106,7 +106,7 @@ def _recovered(request, out, kept, description):
     if kept == description["n"]:
         raise RunError(f"{note}: every deal of the run, so the file is complete")
     mine = json.loads(json.dumps(request.description()))  # as stored: JSON values
-    other_code = played_by_other_code(description, mine)
+    other_code = played_by_other_code(description, {"code": _code_now(description, mine)})
     if other_code:
         raise RunError(f"{note}; {other_code}, so --resume cannot finish it: run it again whole")
     if any(description.get(key) != mine[key] for key in SAME_RUN_KEYS + ("policy_spec",)):
@@ -114,6 +114,22 @@ def _recovered(request, out, kept, description):
     if not request.resume:
         raise RunError(f"{note}; run the same command with --resume to finish it")
     return note
+
+
+def _code_now(description, mine):
+    """The code that would play the recorded run now: this command's when it is that run,
+    else that of the game and policy the journal names (their own code, as of now), or
+    the recorded code when they cannot be loaded, since nothing then says it changed."""
+    if description.get("policy_spec") == mine.get("policy_spec"):
+        return mine["code"]
+    from sim.engine.compile_cache import code_of
+    from sim.policies.registry import PolicyError, resolve
+
+    try:
+        game = get_game(description["game"])
+        return code_of(game, resolve(game.name, description["policy_spec"]))
+    except (GameError, PolicyError, KeyError, TypeError):
+        return description.get("code")
 
 
 def _resume_command(description, out):
