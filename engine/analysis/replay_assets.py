@@ -47,7 +47,8 @@ pre.drawing { color: #f4f1ea; margin: 0; }
 #moves li.current { background: #ffe08a; }
 #moves li.lost > .move { color: #b00020; font-weight: 700; }
 .mark { display: block; color: #b00020; font-family: system-ui, sans-serif; font-size: .8rem; }
-.alternative { border-left: 3px solid #2e7d32; margin: .2rem 0 .3rem; padding-left: 1.6rem; }
+#moves li.branch { list-style: none; cursor: default; }
+.alternative { border-left: 3px solid #2e7d32; margin: .2rem 0 .3rem; padding-left: 2.2rem; }
 .alternative li { color: #2e7d32; }
 #explain ul { margin: .4rem 0; padding-left: 1.2rem; }
 #explain button { margin-top: .3rem; }
@@ -135,7 +136,7 @@ function show(branch, index) {
   view = { branch: branch, index: index };
   drawScene(branch.frames[index]);
   $("counter").textContent = counterText(branch, index);
-  $("slider").value = branch === played ? index : branch.first + index;
+  $("slider").value = branch === played ? index : branch.first;
   document.querySelectorAll("#moves li.current").forEach((li) => li.classList.remove("current"));
   const selector = branch === played ? '#moves > li[data-index="' + index + '"]'
                                      : '.alternative li[data-index="' + index + '"]';
@@ -194,7 +195,10 @@ function listMoves() {
       const alternative = element("ol", "alternative");
       explain.alternative.forEach((alt, j) =>
         alternative.append(moveItem(j + 1, alt, branches.alternative)));
-      li.append(alternative);
+      const branch = element("li", "branch");
+      branch.append(alternative);
+      list.append(li, branch);
+      return;
     }
     list.append(li);
   });
