@@ -130,15 +130,25 @@ def compare(paths, baseline, fmt, sort_key, out, overwrite):
     help="In each (game, rules) group, pair runs with this policy, a policy with some of its "
     "parameters, or a run label (default: the group's first).",
 )
+@click.option(
+    "--deal-pages",
+    type=click.IntRange(0, 100),
+    default=10,
+    show_default=True,
+    metavar="N",
+    help="Per group, link at most N deals lost by the best run, and N won by only one of "
+    "two runs, to replay pages written beside the report (0: none).",
+)
 @OVERWRITE
 @_one_line_errors
-def report(paths, out, baseline, overwrite):
+def report(paths, out, baseline, deal_pages, overwrite):
     """Write a report of runs: win rates, score distributions, paired wins and losses.
 
     PATH... are read as by sim compare, and grouped the same way: one section per game and
     rules, each with its own baseline, with the figures sim compare gives. An .html output
     is a single page with the plots embedded; an .md output writes the plots as PNG files
-    in a folder named after the report (report.md -> report/).
+    in a folder named after the report (report.md -> report/). The deals worth a look are
+    linked to pages that replay them, in report-deals/ beside it (--deal-pages).
     """
     from sim.engine.analysis import report as reports
     from sim.engine.analysis.inputs import load_runs
@@ -147,7 +157,7 @@ def report(paths, out, baseline, overwrite):
     reports.check_outputs(out, overwrite)
     runs = load_runs(paths)
     reports.check_outputs(out, overwrite, runs)
-    written = writer(runs, out, baseline)
+    written = writer(runs, out, baseline, overwrite=overwrite, deal_pages=deal_pages)
     _notes(runs)
     _written(written)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from sim.cli.deal_options import DEAL_OPTIONS, set_run_deals
 from sim.cli.options import (
     InputFile,
     OutputFile,
@@ -345,15 +346,20 @@ _RUN_OPTIONS = (
         metavar="SECONDS",
         help="Stop the run if one deal takes longer (a policy that loops).",
     ),
+    *DEAL_OPTIONS,
 )
 
 
 def _run_game(game, options):
     say_kept("no deal finished; nothing written")
+    rules = {rule.name: options[rule.name] for rule in game.rules}
+    try:
+        set_run_deals(game, options, rules)
+    except ValueError as error:  # a game number or a layout file that is no deals
+        raise click.ClickException(str(error)) from None
     check_deal_range(options["start"], options["n"])
     typed_out = options["out"]  # Path("odir/") drops the slash that says "a folder"
     options["out"] = None if typed_out is None else Path(typed_out)
-    rules = {rule.name: options[rule.name] for rule in game.rules}
     from sim.engine.run import sweep
     from sim.policies.registry import PolicyError
 
@@ -437,6 +443,7 @@ def _request(game, which, params, rules, options, out, resume=None):
         log_moves=options["log_moves"],
         scheduler=options["scheduler"],
         deal_timeout=options["deal_timeout"],
+        source=options.get("source"),
     )
 
 
@@ -650,6 +657,12 @@ def speed_text(speed):
     return f"{speed:,.0f}" if speed >= 10 else f"{speed:.2g}"
 
 
+def _deals_played(request):
+    if request.source is None:
+        return f"seed {request.seed}"
+    return f"{request.source.label(request.start, request.n)} (seed {request.seed})"
+
+
 def format_summary(request, result):
     """The closing summary of a run: the same lines whether its figures come from the
     deals just played or from its file read back (a run found complete)."""
@@ -658,7 +671,7 @@ def format_summary(request, result):
     rate = totals.wins / totals.deals if totals.deals else 0.0
     rules = " ".join(f"{k}={v}" for k, v in request.rules.items())
     lines = [
-        f"{request.game.name} · {request.policy.name} · {rules} · seed {request.seed}",
+        f"{request.game.name} · {request.policy.name} · {rules} · {_deals_played(request)}",
         f"deals       {totals.deals:,}",
         f"wins        {totals.wins:,}  ({rate:.3%}, 95% CI {low:.3%} to {high:.3%})",
         f"mean score  {totals.score_sum / max(totals.deals, 1):.2f}",

@@ -1,13 +1,16 @@
 """`sim show GAME`: one deal drawn as dealt, then move by move, then its outcome."""
 
 import json
+import os
 import sys
 
 import click
 
+from sim.cli.deal_options import DEAL_OPTIONS, deal_source, given
 from sim.cli.options import (
     INT64_MAX,
     InputFile,
+    OutputFile,
     WholeNumber,
     game_command,
     no_color,
@@ -15,6 +18,7 @@ from sim.cli.options import (
     resolve_policy,
 )
 from sim.engine.games import get_game, registered_games
+from sim.engine.layouts import check_layout, layouts_seed, parse_layout
 from sim.engine.referee import LINE_LIMIT, IllegalMove
 from sim.policies.registry import PolicyError, resolve
 
@@ -44,15 +48,37 @@ def show():
     """
 
 
+class LayoutValue(InputFile):
+    """A layout file, or the layout itself typed in: a value with a space in it, or
+    JSON, that names no file."""
+
+    name = "LAYOUT"
+
+    def convert(self, value, param, ctx):
+        typed = isinstance(value, str) and (value.lstrip().startswith("{") or " " in value)
+        if typed and not os.path.lexists(value):
+            return value
+        return super().convert(value, param, ctx)
+
+
 _SHOW_OPTIONS = (
     click.option("--seed", type=WholeNumber(0), default=0, show_default=True),
     click.option("--deal", type=WholeNumber(0), default=0, show_default=True, help="Deal index."),
     click.option("--param", "params", multiple=True, metavar="K=V"),
     click.option(
         "--layout",
-        type=InputFile(),
-        help="Play this layout (JSON, as in a move log) instead of a seeded deal.",
+        type=LayoutValue(),
+        help="Play this layout instead of a seeded deal: typed in the game's notation "
+        "(quoted), or a file of it, JSON as in a move log, or a move-log line.",
     ),
+    *DEAL_OPTIONS,
+    click.option(
+        "--html",
+        type=OutputFile(),
+        metavar="FILE",
+        help="Also write the deal as one web page that replays it move by move.",
+    ),
+    click.option("--overwrite", is_flag=True, help="Replace the --html file if it exists."),
     click.option("--step", is_flag=True, help="Wait for Enter after each move; q and Enter stop."),
     click.option("--final", is_flag=True, help="Show only the end of the deal."),
     click.option("--no-color", is_flag=True, help="Plain text, no colour (as NO_COLOR does)."),
@@ -94,12 +120,14 @@ def _show_now(game, options):
             from sim.engine.analysis import explain
 
             _check_explainable(explain, game)
-        layout = _read_layout(game, options) if options["layout"] else None
+        _check_html(options)
+        rules = {rule.name: options[rule.name] for rule in game.rules}
+        layout, source = _deal_shown(game, options, rules)
         policy, params = _policy_and_params(game, options)
         rules = {rule.name: options[rule.name] for rule in game.rules}
         with announced_compile(game, policy, notice):
             if layout is not None:
-                _check_layout(game, layout, rules)
+                check_layout(game, layout, rules)
             line = play_one(game, policy, params, rules, options["seed"], options["deal"], layout)
         if options["explain"]:
             solver = resolve(game.name, explain.SOLVERS[game.name])
@@ -110,7 +138,8 @@ def _show_now(game, options):
     except (PolicyError, ValueError) as error:
         raise click.ClickException(str(error)) from None
     color = False if options["no_color"] or no_color() else None
-    source = f"layout {options['layout'].name}" if options["layout"] else None
+    if options["html"]:
+        _write_html(line, source, explanation, options)
     blocks = show_blocks(line, final=options["final"], source=source, explanation=explanation)
     for block in blocks:
         click.echo(block, color=color)
@@ -172,16 +201,57 @@ def _short(move):
     return "redeal" if move.startswith("redeal:") else move
 
 
+def _deal_shown(game, options, rules):
+    """(layout, source) of the deal to show: the layout to play (None: the seeded deal
+    of --seed and --deal) and the words that name where it comes from (None: the seed).
+    Sets the seed and deal whose streams the policy and Montana's redeals draw on."""
+    named = [name for name in ("layout", "layout_file", "pysol") if options[name]]
+    if len(named) > 1:
+        shown = " and ".join("--" + name.replace("_", "-") for name in named)
+        raise click.UsageError(f"{shown} name other deals: give one")
+    if options["layout"]:
+        return _typed_layout(game, options)
+    source = deal_source(game, options, rules)
+    if source is None:
+        return None, None
+    if options["pysol"]:
+        if given("deal"):
+            raise click.UsageError("--pysol names its own deal; --deal is for sim's seeded deals")
+        options["deal"] = options["start"]
+    source.check(options["deal"], 1)
+    options["seed"] = source.seed
+    return source.layout(options["deal"]), source.name(options["deal"])
+
+
+def _typed_layout(game, options):
+    """A layout of --layout: a move-log line's seed and deal are its own; a layout alone
+    is deal 0 of its own seed (engine.layouts), as in a file of that one layout, unless
+    --seed or --deal say otherwise."""
+    value = options["layout"]
+    layout = _read_layout(game, options)
+    if not options.get("from_line"):
+        options["seed"] = options["seed"] if given("seed") else layouts_seed([layout])
+        options["deal"] = options["deal"] if given("deal") else 0
+    return layout, "layout typed in" if isinstance(value, str) else f"layout {value.name}"
+
+
 def _read_layout(game, options):
-    """The layout in the file of --layout: a move log's `layout`, or a whole move-log
-    line, which also sets the options it records (_take_settings_of_line)."""
+    """The layout of --layout, typed in or in a file: in the game's text notation, a
+    move log's `layout`, or a whole move-log line, which also sets the options it
+    records (_take_settings_of_line)."""
     path = options["layout"]
-    with path.open("rb") as file:
-        text = file.read(LINE_LIMIT + 1)
+    if isinstance(path, str):
+        text, path = path.encode("utf-8"), "the layout typed in"
+    else:
+        with path.open("rb") as file:
+            text = file.read(LINE_LIMIT + 1)
     if len(text) > LINE_LIMIT:
         raise ValueError(f"{path}: larger than {LINE_LIMIT // 2**20} MiB, not a layout")
     try:
-        data = json.loads(text.decode("utf-8"))
+        decoded = text.decode("utf-8")
+        if not decoded.strip().startswith(("{", "[", '"', "null")):
+            return _notation_layout(game, decoded, path)
+        data = json.loads(decoded)
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as error:
@@ -195,6 +265,7 @@ def _read_layout(game, options):
     except RecursionError:
         raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
     if isinstance(data, dict) and "layout" in data:
+        options["from_line"] = True
         _take_settings_of_line(game, options, data)
         if data["layout"] is None:
             raise ValueError(f"{path}: the line's layout is null, not a layout")
@@ -204,14 +275,31 @@ def _read_layout(game, options):
     return data
 
 
-def _check_layout(game, layout, rules):
-    """Refuse, in one line, a layout that is not one of game under rules."""
-    try:
-        game.module.state_from_layout(layout, rules)
-    except KeyError as error:
-        raise ValueError(f"the layout has no {error.args[0]!r}") from None
-    except (TypeError, AttributeError, IndexError, OverflowError) as error:
-        raise ValueError(f"not a {game.title} layout: {error}") from None
+def _notation_layout(game, text, where):
+    """The one layout of a text in the game's notation."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    if len(lines) != 1:
+        raise ValueError(
+            f"{where}: {len(lines)} layouts, not one: --layout-file plays a file of them, "
+            "--deal K its K-th (from 0)"
+        )
+    return parse_layout(game, lines[0])
+
+
+def _check_html(options):
+    if options["html"] is None:
+        if options["overwrite"]:
+            raise click.UsageError("--overwrite replaces the --html file: give --html FILE")
+        return
+    from sim.engine.analysis.output import check_writable
+
+    check_writable(options["html"], options["overwrite"], what="--html")
+
+
+def _write_html(line, source, explanation, options):
+    from sim.engine.analysis.replay_page import write_replay_page
+
+    write_replay_page(line, options["html"], source=source, explanation=explanation)
 
 
 def _is_json(text):
@@ -291,7 +379,8 @@ def _valid_setting(game, name, value):
     rule = next((r for r in game.rules if r.name == name), None)
     if rule is not None:
         return rule.allows(value)
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX
+    lowest = -INT64_MAX - 1 if name == "seed" else 0  # seeds below 0: engine.deal_sources
+    return isinstance(value, int) and not isinstance(value, bool) and lowest <= value <= INT64_MAX
 
 
 def _carry_on():

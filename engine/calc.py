@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from sim.engine import outcomes, rng
-from sim.engine.cards import card_name, parse_card
+from sim.engine.cards import card_name, deck_problem, parse_card
 from sim.engine.games import CALC as GAME
 from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-exported)
     DONE,
@@ -382,8 +382,14 @@ def state_from_layout(layout, rules):
     """The starting state of a layout in move-log form: {"bases": [...], "stock": [...]}."""
     bases = [parse_card(card) for card in layout["bases"]]
     stock = [parse_card(card) for card in layout["stock"]]
-    if sorted(bases + stock) != list(range(52)):
-        raise ValueError("a Calculation layout holds the 52 cards once each")
+    if len(bases) != 4 or len(stock) != STOCK_SIZE:
+        raise ValueError(
+            f"a Calculation layout has 4 bases and {STOCK_SIZE} stock cards, "
+            f"not {len(bases)} and {len(stock)}"
+        )
+    problem = deck_problem(bases + stock, range(52))
+    if problem:
+        raise ValueError(f"a Calculation layout holds the 52 cards once each: {problem}")
     if [rank_nb(card) for card in bases] != [1, 2, 3, 4]:
         raise ValueError("the bases must be an A, a 2, a 3 and a 4, in that order")
     state = np.zeros(STATE_SIZE, np.int16)

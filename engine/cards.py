@@ -32,3 +32,37 @@ def parse_card(text):
 
 def is_red(code):
     return code % 4 in (1, 2)
+
+
+def deck_problem(cards, expected):
+    """What keeps `cards` (codes) from holding each code of `expected` once: the cards
+    missing, the cards repeated and the cards that do not belong, in words (`5C twice;
+    7H missing`), or None when nothing does."""
+    counts = {}
+    for card in cards:
+        counts[card] = counts.get(card, 0) + 1
+    wanted = set(expected)
+    repeated = [f"{card_name(c)} {_times(n)}" for c, n in sorted(counts.items()) if n > 1]
+    missing = [card_name(c) for c in sorted(wanted - counts.keys())]
+    foreign = [card_name(c) for c in sorted(counts.keys() - wanted)]
+    parts = []
+    if repeated:
+        parts.append(_listed(repeated, "; "))
+    if missing:
+        parts.append(_listed(missing) + " missing")
+    if foreign:
+        parts.append(_listed(foreign) + " not in this game")
+    return "; ".join(parts) or None
+
+
+NAMED = 6  # cards a problem names before it counts the rest: one line stays short
+
+
+def _listed(names, separator=", "):
+    if len(names) <= NAMED:
+        return separator.join(names)
+    return separator.join(names[:NAMED]) + f" and {len(names) - NAMED} more"
+
+
+def _times(n):
+    return "twice" if n == 2 else f"{n} times"

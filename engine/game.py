@@ -17,7 +17,9 @@ so that declaring a game (and listing it in help pages) costs no compile:
 - `referee`, an independent checker written from the rule book alone: check(line)
   returns a Verdict (engine/referee/__init__.py) and position(line) the dealt position
   of a move-log line, whose play(number, move) applies one move or raises IllegalMove;
-- `draw`, "module:function" drawing such a position as text for `sim show`.
+- `draw`, "module:function" drawing such a position as text for `sim show`;
+- optionally `layout_text`, "module:function" reading a layout typed in the game's
+  text notation, and `pysol`, "module:function" laying out PySolFC's shuffled deck.
 
 The built-in games are declared in engine/games.py; a package adds one by naming a Game
 in the `sim.games` entry-point group (README, "Adding a game").
@@ -72,6 +74,15 @@ class Game:
     default_policy: str = "greedy"  # what `sim GAME` plays without --policy
     extra_summary: tuple = field(default=())  # (label, column) pairs for the summary
     compile_seconds: float | None = None  # the rules' first compile, roughly, if known
+    # "module:function": text in the game's layout notation (RULES.md) -> a layout in
+    # move-log form, for a deal typed in; None: layouts come as JSON only
+    layout_text: str | None = None
+    # "module:function": PySolFC's shuffled deck -> the layout PySolFC deals from it
+    # (engine.pysol); None: sim does not deal this game as PySolFC does
+    pysol: str | None = None
+    # "module:function": a referee position -> the scene the replay page draws
+    # (engine.scenes); None: the page shows the text drawing
+    scene: str | None = None
 
     @property
     def module(self) -> ModuleType:

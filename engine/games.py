@@ -40,6 +40,9 @@ CALC = Game(
     max_log=lambda rules: 96,  # engine.calc.MAX_MOVES: 48 placements, 48 moves up
     referee="sim.engine.referee.calc",
     draw="sim.engine.drawings:calc",
+    layout_text="sim.engine.layout_text:calc",
+    scene="sim.engine.scenes:calc",
+    pysol="sim.engine.pysol_deals:calculation",
     policy_modules=("sim.policies.calc",),
     examples=(
         "sim calc --policy greedy -n 1e6",
@@ -73,6 +76,8 @@ JOKERS = Game(
     max_log=lambda rules: rules["max_moves"],
     referee="sim.engine.referee.jokers",
     draw="sim.engine.drawings:jokers",
+    layout_text="sim.engine.layout_text:jokers",
+    scene="sim.engine.scenes:jokers",
     policy_modules=("sim.policies.jokers",),
     examples=(
         "sim jokers --policy solver -n 1e5 --seed 7",
@@ -112,6 +117,9 @@ MONTANA = Game(
     max_log=lambda rules: rules["max_moves"] + rules["redeals"],
     referee="sim.engine.referee.montana",
     draw="sim.engine.drawings:montana",
+    layout_text="sim.engine.layout_text:montana",
+    scene="sim.engine.scenes:montana",
+    pysol="sim.engine.pysol_deals:montana",
     policy_modules=("sim.policies.montana",),
     examples=(
         "sim montana --policy greedy -n 1e6",

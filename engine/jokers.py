@@ -60,7 +60,7 @@ import numpy as np
 from numba import njit
 
 from sim.engine import outcomes, rng
-from sim.engine.cards import JOKER, card_name, parse_card
+from sim.engine.cards import JOKER, card_name, deck_problem, parse_card
 from sim.engine.games import JOKERS as GAME
 from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-exported)
     DONE,
@@ -422,9 +422,18 @@ def dealt_columns(seed, deal):
 def state_from_layout(layout, rules):
     """The starting state of a layout in move-log form: {"columns": [[cards] x 10]}."""
     columns = [[parse_card(card) for card in column] for column in layout["columns"]]
-    cards = sorted(card for column in columns for card in column)
-    if len(columns) != N_COLUMNS or cards != list(range(4, JOKER)) + [JOKER, JOKER]:
-        raise ValueError("a Jokers layout holds the 48 cards without aces, and 2 JK, once each")
+    if len(columns) != N_COLUMNS:
+        raise ValueError(f"a Jokers layout has {N_COLUMNS} columns, not {len(columns)}")
+    cards = [card for column in columns for card in column]
+    jokers = cards.count(JOKER)
+    problem = deck_problem([card for card in cards if card != JOKER], range(4, JOKER))
+    if problem or jokers != 2:
+        wrong = [problem] if problem else []
+        wrong += [] if jokers == 2 else [f"{jokers} JK, not 2"]
+        raise ValueError(
+            "a Jokers layout holds the 48 cards without aces, and 2 JK, once each: "
+            + "; ".join(wrong)
+        )
     if any(len(column) != DEAL_ROWS for column in columns):
         raise ValueError(f"a Jokers layout has {DEAL_ROWS} cards in each column (J1)")
     state = np.zeros(STATE_SIZE, np.int16)

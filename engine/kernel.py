@@ -47,6 +47,21 @@ POLICY_SIG = types.int64(
 )
 POLICY_TYPE = types.FunctionType(POLICY_SIG)
 
+# play_out_nb(seed, deal, rules, state, policy, params, stream, log) -> fault code: the
+# game's play from a given state (a layout, a deal sim did not shuffle), compiled once
+# for any policy of POLICY_SIG. A game's play_out_nb may take further arguments with
+# defaults (engine.run.job.compiled_play_out compiles it with those left out).
+PLAY_OUT_ARGS = (
+    types.int64,
+    types.int64,
+    types.int64[::1],
+    types.int16[::1],
+    POLICY_TYPE,
+    types.float64[::1],
+    types.uint64[::1],
+    types.int16[::1],
+)
+
 # play_chunk_nb(policy, seed, start, rules, params, rows, logs)
 PLAY_CHUNK_SIG = types.void(
     POLICY_TYPE,

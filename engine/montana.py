@@ -53,7 +53,7 @@ import numpy as np
 from numba import njit
 
 from sim.engine import outcomes, rng
-from sim.engine.cards import card_name, parse_card
+from sim.engine.cards import card_name, deck_problem, parse_card
 from sim.engine.games import MONTANA as GAME
 from sim.engine.kernel import (  # noqa: F401 (signatures and outcome codes re-exported)
     DONE,
@@ -513,17 +513,20 @@ def grid_notation(grid):
 def parse_grid(text):
     """The 52 cell codes of a grid in grid notation; ValueError if it is not 4 x 13."""
     rows = text.strip().split("/")
+    sizes = [len(row.split()) for row in rows]
+    if sizes != [COLS] * ROWS:
+        shown = ", ".join(map(str, sizes))
+        raise ValueError(f"a grid has 4 rows of 13 cells, not {len(rows)} of {shown}")
     cells = [c for row in rows for c in row.split()]
-    if len(rows) != ROWS or len(cells) != CELLS:
-        raise ValueError(f"a grid has 4 rows of 13 cells: {text!r}")
     return np.array([GAP if c == ".." else parse_card(c) for c in cells], np.int16)
 
 
 def state_from_layout(layout, rules):
     """The starting state of a layout in move-log form: {"grid": "<grid>"}."""
     grid = parse_grid(layout["grid"])
-    if sorted(int(c) for c in grid if c != GAP) != list(range(FIRST_TWO, CELLS)):
-        raise ValueError("a Montana layout holds the 48 cards from 2 to K once each")
+    problem = deck_problem([int(c) for c in grid if c != GAP], range(FIRST_TWO, CELLS))
+    if problem:
+        raise ValueError(f"a Montana layout holds the 48 cards from 2 to K once each: {problem}")
     state = np.zeros(STATE_SIZE, np.int16)
     set_grid_nb(state, grid, rules["redeals"])
     return state

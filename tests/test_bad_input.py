@@ -97,7 +97,7 @@ def test_replay_names_a_deal_by_what_its_line_says(tmp_path):
     assert result.output.splitlines() == [
         'line 1 (calc): malformed line: no "moves"',
         "line 2 (calc seed null deal 4): the line has seed=null, not a valid value "
-        "(an integer in 0..2**63-1)",
+        "(an integer in -2**63..2**63-1)",
         f"checked 2 deals in {log}: 0 valid, 2 invalid",
     ]
 

@@ -66,18 +66,27 @@ def test_replay_shortens_a_long_impossible_value(tmp_path, logged):
     )
 
 
-NOT_DEALS = ["x", None, float("nan"), 4.5, 4.0, True, [4], 2**70, 2**63, -1, {"a": 1}]
+NOT_DEALS = ["x", None, float("nan"), 4.5, 4.0, True, [4], 2**70, 2**63, {"a": 1}]
+LOWEST = {"seed": ("-2**63", -(2**63) - 1), "deal": ("0", -1)}  # seeds below 0 mark sources
 
 
 @pytest.mark.parametrize("name", ["seed", "deal"])
-@pytest.mark.parametrize("value", NOT_DEALS, ids=repr)
+@pytest.mark.parametrize("value", [*NOT_DEALS, "below"], ids=repr)
 def test_a_seed_or_deal_that_names_no_deal_makes_the_line_invalid(logged, name, value):
+    lowest, below = LOWEST[name]
+    value = below if value == "below" else value
     for game in registered_games():
         verdict = check_line(logged[game] | {name: value})
         assert not verdict.ok
         assert verdict.reason == (
-            f"the line has {name}={json.dumps(value)}, not a valid value (an integer in 0..2**63-1)"
+            f"the line has {name}={json.dumps(value)}, not a valid value "
+            f"(an integer in {lowest}..2**63-1)"
         )
+
+
+def test_a_negative_seed_marks_a_deal_sim_did_not_shuffle_and_is_valid(logged):
+    reason = check_line(logged["calc"] | {"seed": -1}).reason
+    assert "not a valid value" not in reason
 
 
 def test_the_largest_seed_is_a_valid_value(logged):
@@ -92,7 +101,7 @@ def test_replay_names_a_seed_that_is_not_a_number(tmp_path, logged):
     assert result.exit_code == 1
     assert result.output.splitlines() == [
         'line 1 (calc seed "x" deal 0): the line has seed="x", not a valid value '
-        "(an integer in 0..2**63-1)",
+        "(an integer in -2**63..2**63-1)",
         f"checked 1 deal in {log}: 0 valid, 1 invalid",
     ]
 

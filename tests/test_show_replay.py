@@ -89,7 +89,10 @@ def test_show_refuses_a_bad_layout_in_one_line(tmp_path):
     layout.write_text(json.dumps({"bases": ["AC", "2C", "3C", "4C"], "stock": ["5C"] * 48}))
     result = sim("show", "calc", "--layout", str(layout))
     assert result.exit_code == 1
-    assert result.output.strip() == "Error: a Calculation layout holds the 52 cards once each"
+    assert result.output.strip() == (
+        "Error: a Calculation layout holds the 52 cards once each: 5C 48 times; "
+        "AD, AH, AS, 2D, 2H, 2S and 41 more missing"
+    )
 
 
 def test_show_given_a_whole_move_log_asks_for_one_line_of_it(tmp_path):
@@ -349,7 +352,7 @@ def test_a_log_line_of_a_policy_without_parameters_has_none(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name, value", [("wastes", True), ("seed", -1), ("deal", "1"), ("seed", 1.5), ("policy", 7)]
+    "name, value", [("wastes", True), ("deal", -1), ("deal", "1"), ("seed", 1.5), ("policy", 7)]
 )
 def test_a_log_line_with_a_setting_of_the_wrong_kind_is_refused(tmp_path, name, value):
     line, recorded = logged_line(tmp_path, "--wastes", 2)

@@ -71,6 +71,8 @@ class Run:
     old_files: list = field(default_factory=list)  # files whose rows lack the run's columns
     label: str = ""
     key: np.ndarray = None
+    key_seeds: np.ndarray = None  # the seed and deal of each key
+    key_deals: np.ndarray = None
     won: np.ndarray = None
     decided: np.ndarray = None  # False where the outcome is unknown
     score: np.ndarray = None
@@ -445,6 +447,7 @@ def _pool(run, parts):
         run.conflicts = _conflicting_deals(key, table, first, inverse)
         key, table = deals, table.take(pa.array(first))
     run.key = key
+    run.key_seeds, run.key_deals = _values(table, "seed"), _values(table, "deal")
     run.won = _values(table, "won").astype(bool)
     run.score = _values(table, "score")
     run.moves = _values(table, "moves")

@@ -20,7 +20,14 @@ from sim.engine.analysis import formats
 from sim.engine.analysis.compare import baselines, comparison, ranked
 from sim.engine.analysis.inputs import CONVERT_HINT, AnalysisError, groups_of
 from sim.engine.analysis.intervals import mean_interval
-from sim.engine.analysis.output import check_writable, write_atomically, write_together
+from sim.engine.analysis.output import check_writable, write_together
+from sim.engine.analysis.report_deals import (
+    DEFAULT_LIMIT,
+    deal_lists,
+    html_lists,
+    markdown_lists,
+    page_writes,
+)
 from sim.engine.analysis.sweeps import PLOT_SUFFIX, sweep_figure, sweep_series
 from sim.engine.compressed import is_compressed_name
 from sim.engine.games import registered_games
@@ -339,14 +346,23 @@ def _png(figure):
     return buffer.getvalue()
 
 
-def write_html(runs, out, baseline_name=None):
+def write_html(runs, out, baseline_name=None, overwrite=False, deal_pages=DEFAULT_LIMIT):
+    """report.html, and beside it the replay pages of the deals worth a look
+    (engine.analysis.report_deals: at most deal_pages of each kind per group)."""
     report = Report(runs, baseline_name)
+    _find_deals(report, out, overwrite, deal_pages)
     page = html_page(report)
-    write_atomically(out, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    writes = [(Path(out), lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))]
+    write_together(writes + page_writes(report.deal_lists))
     return Path(out)
 
 
-def write_markdown(runs, out, baseline_name=None):
+def _find_deals(report, out, overwrite, limit):
+    report.out = Path(out)
+    report.deal_lists = deal_lists(report, out, overwrite, limit)
+
+
+def write_markdown(runs, out, baseline_name=None, overwrite=False, deal_pages=DEFAULT_LIMIT):
     """report.md, and its plots as report/<name>.png (report/<group>-<name>.png when the
     runs are of several games or rules).
 
@@ -356,6 +372,7 @@ def write_markdown(runs, out, baseline_name=None):
     harms them."""
     out = Path(out)
     report = Report(runs, baseline_name)
+    _find_deals(report, out, overwrite, deal_pages)
     folder = plots_folder(out)
     images = {
         (i, name): f"{folder.name}/{part.file_name(name)}"
@@ -369,6 +386,7 @@ def write_markdown(runs, out, baseline_name=None):
         for name, (_, png) in part.plots.items()
     ]
     writes.append((out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8")))
+    writes += page_writes(report.deal_lists)
     drawn = {path for path, _ in writes}
     stale = [path for path in earlier_plots(out) if path not in drawn]
     try:
@@ -440,6 +458,8 @@ def _sections(report):
             sections.append((3, "", "plot", (i, "difference")))
         elif formats.unpaired_note(part.table):
             sections.append((3, "Paired comparison", "note", formats.unpaired_note(part.table)))
+        if getattr(report, "deal_lists", None) and report.deal_lists[i]:
+            sections.append((3, "", "deals", i))
     sections.append((2, "Inputs", "table", _inputs_rows(report)))
     return sections
 
@@ -478,6 +498,8 @@ def html_page(report):
                 f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{e(caption)}</figcaption></figure>"
             )
+        elif kind == "deals":
+            parts.append(html_lists(report.deal_lists[content], report.out))
         elif content:
             parts.append(f'<p class="note">{e(content)}</p>')
     parts.append("</body></html>")
@@ -513,6 +535,8 @@ def markdown_page(report, images):
             group, name = content
             caption, _ = report.groups[group].plots[name]
             lines += ["", f"![{caption}]({images[content]})"]
+        elif kind == "deals":
+            lines += markdown_lists(report.deal_lists[content], report.out)
         elif content:
             lines += ["", content]
     return "\n".join(lines) + "\n"

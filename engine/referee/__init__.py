@@ -80,6 +80,10 @@ def check_line(line):
 
 
 INT64_MAX = 2**63 - 1  # seeds and deal indices are int64 in the kernels and the files
+INT64_MIN = -(2**63)
+# A seed below 0 marks deals sim did not shuffle: PySolFC's numbers, layouts typed in
+# (engine.deal_sources); a deal is an index, 0 and above.
+LOWEST = {"seed": (INT64_MIN, "-2**63"), "deal": (0, "0")}
 
 
 def _deal_problem(line):
@@ -87,14 +91,14 @@ def _deal_problem(line):
     same values `sim calc --seed/--start` and `sim show --layout` accept."""
     for name in ("seed", "deal"):
         value = line.get(name)
-        if name in line and not _is_deal_number(value):
-            return _not_valid(name, value, "an integer in 0..2**63-1")
+        if name in line and not _is_deal_number(value, LOWEST[name][0]):
+            return _not_valid(name, value, f"an integer in {LOWEST[name][1]}..2**63-1")
     return None
 
 
-def _is_deal_number(value):
+def _is_deal_number(value, lowest=0):
     # True is not the number 1 here, as it is to Python (and JSON's 4.0 is no integer).
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX
+    return isinstance(value, int) and not isinstance(value, bool) and lowest <= value <= INT64_MAX
 
 
 def _rules_problem(game, line):

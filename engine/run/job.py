@@ -13,13 +13,14 @@ rules part of the state and the legal list are compared after each choice, so a 
 that writes into them (to fake a win, say) is caught instead of believed.
 """
 
+import inspect
 import json
 import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from sim.engine import kernel, rng
 
@@ -90,6 +91,8 @@ class Job:
     rules: np.ndarray
     params: np.ndarray
     log_width: int
+    source: object = None  # deals not shuffled by sim (engine.deal_sources), or None
+    rule_settings: dict | None = None  # the rules by name, as layouts are checked under
 
 
 def most_logged_deals(log_width):
@@ -140,6 +143,7 @@ def job_spec(request):
         "rules": request.rules,
         "seed": request.seed,
         "log": request.log_moves is not None,
+        "deals": request.source.spec if request.source is not None else None,
     }
 
 
@@ -155,15 +159,21 @@ def resolve_job(spec):
 
         game = get_game(spec["game"])
         policy = resolve(game.name, spec["policy"])
+        source = None
+        if spec.get("deals"):
+            from sim.engine.deal_sources import from_spec
+
+            source = from_spec(game, spec["deals"], spec["rules"])
         _JOBS[key] = make_job(
-            game, policy, spec["seed"], spec["rules"], spec["params"], spec["log"]
+            game, policy, spec["seed"], spec["rules"], spec["params"], spec["log"], source
         )
     return _JOBS[key]
 
 
-def make_job(game, policy, seed, rules, params, log):
+def make_job(game, policy, seed, rules, params, log, source=None):
     """The Job of game and policy: compiled or interpreted as the policy is, and guarded
-    when the policy is not built in. `log`: whether its deals' actions are logged."""
+    when the policy is not built in. `log`: whether its deals' actions are logged;
+    `source`: where its deals come from when sim does not shuffle them (deal_sources)."""
     from sim.policies.registry import builtin_policies
 
     choose = policy.choose
@@ -179,6 +189,8 @@ def make_job(game, policy, seed, rules, params, log):
         rules=game.rules_vector(rules),
         params=policy.param_vector(params),
         log_width=game.max_log(rules) if log else 0,
+        source=source,
+        rule_settings=dict(rules),
     )
 
 
@@ -256,7 +268,9 @@ def play_job(job, start, count, status=None, rows=None, logs=None):
     if status is None:
         status = np.zeros(kernel.STATUS_SIZE, np.int64)
     clock = time.perf_counter()
-    if job.compiled:
+    if job.source is not None:
+        fault = play_sourced(job, start, rows, logs, status)
+    elif job.compiled:
         job.module.play_deals_nb(
             job.choose, job.seed, start, job.rules, job.params, rows, logs, status
         )
@@ -278,9 +292,16 @@ def settle_undecided(job, start, rows, logs, status):
     undecided = np.flatnonzero(rows[:, outcome] == kernel.OUTCOME_UNKNOWN)
     for i in undecided:
         status[kernel.IN_PLAY] = start + i
-        state = np.zeros(job.module.STATE_SIZE, np.int16)
-        job.module.start_nb(job.seed, start + i, job.rules, state)
-        settled(job, state, rows[i], logs[i])
+        settled(job, start_state(job, start + i), rows[i], logs[i])
+
+
+def start_state(job, deal):
+    """The state of deal of job as dealt: from its source, or from (seed, deal)."""
+    if job.source is not None:
+        return job.source.state(deal, job.rule_settings)
+    state = np.zeros(job.module.STATE_SIZE, np.int16)
+    job.module.start_nb(job.seed, deal, job.rules, state)
+    return state
 
 
 def settled(job, start, row, log):
@@ -338,10 +359,52 @@ def play_deals_python(job, start, rows, logs, status):
     return None
 
 
+_PLAY_OUTS = {}  # rules module name -> (its play_out_nb for any policy, default args)
+
+
+def compiled_play_out(module):
+    """The game's play_out_nb compiled for kernel.PLAY_OUT_ARGS, whatever the policy
+    (cached on disk, so loaded in milliseconds after the first time), and the defaults
+    of the arguments it takes beyond those. Called with a policy from Python, the
+    function would compile anew for each policy and each process."""
+    if module.__name__ not in _PLAY_OUTS:
+        dispatcher = module.play_out_nb
+        params = list(inspect.signature(dispatcher.py_func).parameters.values())
+        defaults = tuple(param.default for param in params[len(kernel.PLAY_OUT_ARGS) :])
+        signature = kernel.PLAY_OUT_ARGS + tuple(types.Omitted(d) for d in defaults)
+        dispatcher.compile(signature)
+        _PLAY_OUTS[module.__name__] = dispatcher.overloads[signature].entry_point, defaults
+    return _PLAY_OUTS[module.__name__]
+
+
+def play_sourced(job, start, rows, logs, status):
+    """Deals of the job's source (engine.deal_sources), each from its start state;
+    returns a fault reason or None, as play_deals_python does."""
+    if job.compiled:
+        compiled_play_out(job.module)  # loaded (or compiled, announced) before any deal
+    status[kernel.DONE] = 0
+    for i in range(rows.shape[0]):
+        deal = start + i
+        status[kernel.IN_PLAY] = deal
+        state = start_state(job, deal)
+        fault = play_from_state(job, deal, state, logs[i])
+        if fault is not None:
+            return fault
+        job.module.write_result_nb(state, rows[i])
+        status[kernel.DONE] = i + 1
+    return None
+
+
 def play_from_state(job, deal, state, log):
-    """Play deal of job on from `state` (a laid-out position), interpreted.
+    """Play deal of job on from `state` (a laid-out position): by the compiled rules for
+    a compiled policy, else interpreted.
 
     Returns a fault reason or None, as play_deals_python does."""
+    if job.compiled:
+        play_out, defaults = compiled_play_out(job.module)
+        stream = rng.new_stream(job.seed, deal, rng.STREAM_POLICY)
+        args = (job.seed, deal, job.rules, state, job.choose, job.params, stream, log)
+        return FAULT_REASONS.get(int(play_out(*args, *defaults)))
     args = (job.module, job.seed, deal, job.rules, job.choose, job.params, state, log)
     return python_policy_fault(play_out_python, *args)
 

@@ -40,7 +40,8 @@ class MoveLog:
             deal = result.start + i
             played = logged_actions(actions)
             line = header | {"deal": deal}  # in its place: the key is in the header already
-            line |= game.move_log(run.seed, deal, run.rules, played)
+            dealt = {} if run.source is None else {"start": run.source.state(deal, run.rules)}
+            line |= game.move_log(run.seed, deal, run.rules, played, **dealt)
             line |= outcome_label(game, result.rows[i])
             self.file.write(json.dumps(line) + "\n")
         self.file.flush()  # before the rows reach their journal: the log is never shorter

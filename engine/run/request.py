@@ -53,10 +53,13 @@ class RunRequest:
     log_moves: Path | None = None
     scheduler: str | None = None  # a Dask scheduler address, or "local"
     deal_timeout: float = DEFAULT_DEAL_TIMEOUT
+    source: object = None  # deals sim did not shuffle (engine.deal_sources), or None
 
     def description(self):
-        """The run as its journal and result file describe it."""
-        return {
+        """The run as its journal and result file describe it: with a source of deals,
+        its spec under `deals` (the seed alone says which deals they are)."""
+        deals = {} if self.source is None else {"deals": self.source.spec}
+        return deals | {
             "game": self.game.name,
             "rules": self.rules,
             "policy": self.policy.name,

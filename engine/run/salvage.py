@@ -139,13 +139,21 @@ def _resume_command(description, out):
         words += ["--param", f"{name}={results.number_text(value)}"]
     for name, value in description["rules"].items():
         words += [f"--{name.replace('_', '-')}", str(value)]
-    words += ["--seed", str(description["seed"])]
-    if description["start"]:
-        words += ["--start", str(description["start"])]
+    words += _deal_words(description)
     words += ["-n", str(description["n"]), "--out", str(out)]
     if description.get("log_moves"):
         words += ["--log-moves", description["log_moves"]]
     return shlex.join(words + ["--resume"])
+
+
+def _deal_words(description):
+    """The options that name a run's deals: its seed, or its source (deal_sources)."""
+    source = description.get("deals") or {}
+    if source.get("source") == "pysol":
+        prefix = "ms" if source.get("ms") else ""
+        return ["--pysol", f"{prefix}{description['start']}"]
+    words = ["--layout-file", source["path"]] if source else ["--seed", str(description["seed"])]
+    return words + (["--start", str(description["start"])] if description["start"] else [])
 
 
 def _deals(count, kind=""):
