@@ -233,6 +233,8 @@ class ResultWriter:
             compression="zstd",
             use_dictionary=small,
             column_encoding={name: "DELTA_BINARY_PACKED" for name in _DELTA_COLUMNS},
+            # No reader prunes row groups by a map's entries; their statistics only cost.
+            write_statistics=[f.name for f in self.schema if not pa.types.is_map(f.type)],
         )
         self._pending = []
         self._pending_rows = 0
