@@ -1,6 +1,7 @@
 """`sim compare`, `sim report`, `sim export`: thin commands over engine.analysis."""
 
 import contextlib
+import warnings
 from functools import wraps
 from pathlib import Path
 
@@ -92,13 +93,20 @@ def compare(paths, baseline, fmt, sort_key, out, overwrite):
     from sim.engine.analysis import formats
     from sim.engine.analysis.compare import comparison, ranked
     from sim.engine.analysis.inputs import load_runs
-    from sim.engine.analysis.output import check_writable, write_atomically, write_text
+    from sim.engine.analysis.output import (
+        check_outside_inputs,
+        check_writable,
+        write_atomically,
+        write_text,
+    )
 
     chosen, fmt = fmt, formats.format_for(out, fmt)
     if fmt == "parquet" and out is None:
         raise click.UsageError("--format parquet needs --out FILE")
     if out is not None:
         _as_usage_error(formats.check_out_name, out, fmt, chosen)
+        if fmt == "parquet":
+            _as_usage_error(check_outside_inputs, out, paths, "a Parquet table")
         check_writable(out, overwrite)
     runs = load_runs(paths)
     if out is not None:
@@ -157,7 +165,9 @@ def report(paths, out, baseline, deal_pages, overwrite):
     reports.check_outputs(out, overwrite)
     runs = load_runs(paths)
     reports.check_outputs(out, overwrite, runs)
-    written = writer(runs, out, baseline, overwrite=overwrite, deal_pages=deal_pages)
+    with warnings.catch_warnings():  # a crowded plot's layout is its own to fit, not news
+        warnings.filterwarnings("ignore", message="Tight layout not applied")
+        written = writer(runs, out, baseline, overwrite=overwrite, deal_pages=deal_pages)
     _notes(runs)
     _written(written)
 
@@ -193,6 +203,9 @@ def export(paths, target, out, overwrite):
             raise AnalysisError(f"{path}: not a regular file or folder")
     if out is None:
         raise click.UsageError(NEEDS_OUT)
+    from sim.engine.analysis.output import check_outside_inputs
+
+    _as_usage_error(check_outside_inputs, out, paths, "the export")
     skipped = []
     for written in convert(paths, target, out, overwrite, skipped):
         _written(written)

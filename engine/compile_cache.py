@@ -15,6 +15,7 @@ import contextlib
 import functools
 import hashlib
 import importlib.util
+import inspect
 import sys
 from pathlib import Path
 
@@ -187,4 +188,26 @@ def _plugin_sources(module_name):
         spec = importlib.util.find_spec(top)
         folders = (spec.submodule_search_locations or ()) if spec else ()
         return tuple(sorted(p for root in folders for p in Path(root).rglob("*.py")))
-    return (Path(origin),)
+    return tuple(sorted(_with_helpers(module, Path(origin))))
+
+
+def _with_helpers(module, origin):
+    """A lone plug-in file and the modules it uses from its own folder (and theirs, in
+    turn): a helper beside it changes its play as much as its own lines do. Only what it
+    uses: two plug-ins side by side in one folder stay two codes."""
+    folder, found = origin.resolve().parent, {origin.resolve()}
+    todo = [module] if module is not None else []
+    while todo:
+        for value in list(vars(todo.pop()).values()):
+            used = value if inspect.ismodule(value) else sys.modules.get(_home(value))
+            path = Path(getattr(used, "__file__", None) or "").resolve()
+            if path.suffix == ".py" and path.is_relative_to(folder) and path not in found:
+                found.add(path)
+                todo.append(used)
+    return found
+
+
+def _home(value):
+    """The module a function or class was defined in ("" for other values)."""
+    value = getattr(value, "py_func", value)
+    return getattr(value, "__module__", "") if callable(value) else ""

@@ -250,3 +250,36 @@ def test_report_of_the_folder_counts_what_compare_counts(folder, compared, tmp_p
     for run in compared.itertuples():
         expected.setdefault(run.run, []).append((run.deals, run.wins))
     assert rows == expected
+
+
+HELPED = '''
+import helper
+
+from sim.policies.calc import greedy
+from sim.policies.registry import policy
+
+_greedy = greedy.choose.py_func
+
+
+@policy("calc", name="helped")
+def helped(state, legal, n_legal, params, stream):
+    """Greedy's choice, through a helper module beside it."""
+    return helper.pick(_greedy(state, legal, n_legal, params, stream), n_legal)
+'''
+
+
+def test_a_plugins_helper_module_is_part_of_its_code(tmp_path):
+    """Editing a helper the plug-in imports from beside it changes its play: a new setting."""
+    (tmp_path / "policy.py").write_text(HELPED)
+    settings = []
+    for name, pick in (("first", "choice"), ("last", "n_legal - 1")):
+        (tmp_path / "helper.py").write_text(f"def pick(choice, n_legal):\n    return {pick}\n")
+        out = tmp_path / f"{name}.parquet"
+        args = ("-p", f"{tmp_path / 'policy.py'}:helped", "-n", 30, "--out", out)
+        process = subprocess.run(
+            [sys.executable, "-m", "sim", "calc", *map(str, args), "-q", "--workers", "1"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert process.returncode == 0, process.stderr
+        settings.append(pq.read_table(out, columns=["setting"]).column("setting")[0].as_py())
+    assert settings[0] != settings[1]

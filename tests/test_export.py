@@ -183,7 +183,7 @@ def test_an_old_file_is_exported_in_the_current_layout(tmp_path):
     assert schema.names == ["seed", "deal", "setting", "game", "rules", "policy", "params",
                             "code", "param", "rule", "outcome", "won", "score", "moves",
                             "stats"]  # fmt: skip
-    assert str(schema.field("rules").type) == "dictionary<values=string, indices=int8, ordered=0>"
+    assert str(schema.field("rules").type) == "dictionary<values=string, indices=int32, ordered=0>"
     assert schema.field("params").metadata[b"description"].startswith(b"the policy's parameters")
     assert schema.field("score").metadata[b"description"] == b"cards on the foundations, 4..52"
     rows = pd.read_parquet(new)
@@ -201,3 +201,49 @@ def test_an_old_file_is_exported_in_the_current_layout(tmp_path):
     assert header.split(",")[8:] == ['"param.samples"', '"param.c"', '"rule.wastes"',
                                      '"outcome"', '"won"', '"score"', '"moves"']  # fmt: skip
     assert row.split(",")[8:] == ["256", "0.5", "3", '"won"', "true", "52", "50"]
+
+
+def test_a_folder_of_more_settings_than_a_small_code_holds_exports(tmp_path):
+    """130 settings pooled: their text columns' codes outgrow 8 bits."""
+    folder = tmp_path / "results"
+    for i in range(130):
+        write_result(folder / f"r{i}.parquet", "a", [i % 2 == 0, True], params={"c": i / 10})
+    out = tmp_path / "all.parquet"
+    result = sim("export", folder, "--to", "parquet", "--out", out)
+    assert result.exit_code == 0, result.output
+    rows = pq.read_table(out, columns=["setting", "params"])
+    assert (rows.num_rows, len(set(rows.column("setting").to_pylist()))) == (260, 130)
+
+
+def test_a_pooled_export_pools_again(tmp_path):
+    folder = tmp_path / "results"
+    write_result(folder / "a.parquet", "a", [True, False, True])
+    write_result(folder / "b.parquet", "b", [False, False])
+    first = tmp_path / "back" / "pooled.parquet"
+    assert sim("export", folder, "--to", "parquet", "--out", first).exit_code == 0
+    write_result(tmp_path / "back" / "c.parquet", "c", [True])
+    again = tmp_path / "again.parquet"
+    assert (
+        sim("export", tmp_path / "back", folder, "--to", "parquet", "--out", again).exit_code == 0
+    )
+    assert sorted(meta(again)["settings"][s]["policy"] for s in meta(again)["settings"]) == [
+        "a", "b", "c"]  # fmt: skip
+    compared = sim("compare", again, "--format", "csv")
+    assert compared.exit_code == 0, compared.output
+    deals = {line.split(",")[0]: line.split(",")[8] for line in compared.stdout.splitlines()[1:]}
+    assert deals == {"a": "3", "b": "2", "c": "1"}
+
+
+@pytest.mark.parametrize("command", [["export", "--to", "parquet"], ["compare"]])
+def test_a_parquet_output_inside_an_input_folder_is_refused(tmp_path, command):
+    folder = tmp_path / "results"
+    write_result(folder / "a.parquet", "a", [True, False])
+    out = folder / "calc" / "all.parquet"
+    result = sim(command[0], folder, *command[1:], "--out", out)
+    assert result.exit_code == 2
+    what = "the export" if command[0] == "export" else "a Parquet table"
+    assert result.output.strip().splitlines()[-1] == (
+        f"Error: --out {out}: inside {folder}, an input; {what} would be read again by every "
+        "scan of it: write it elsewhere"
+    )
+    assert not out.exists()

@@ -169,7 +169,9 @@ def _pooled_description(sources, metas):
     """The description of a pooled export: every setting's run description, by id."""
     settings = {}
     for meta in metas:
-        settings.setdefault(setting_of(meta), meta)
+        pooled = meta.get("settings") or {setting_of(meta): meta}  # a pooled file's own
+        for setting, described in pooled.items():
+            settings.setdefault(setting, described)
     return {"pooled": True, "files": [str(path) for path in sources], "settings": settings}
 
 

@@ -43,6 +43,18 @@ def check_suffix(out, fmt, writer, promised, kinds, option):
     raise AnalysisError(f"--out {out}: {writer} writes {title}{how}; write {fitting}{other}")
 
 
+def check_outside_inputs(out, paths, what):
+    """Refuse an output that would land inside a folder given as input: every later scan
+    of that folder would read it as one of its files."""
+    shown, out = out, Path(out).resolve()
+    for folder in (Path(path) for path in paths):
+        if folder.is_dir() and out.is_relative_to(folder.resolve()):
+            raise AnalysisError(
+                f"--out {shown}: inside {folder}, an input; {what} would be read again by "
+                "every scan of it: write it elsewhere"
+            )
+
+
 def write_atomically(path, write):
     """Call write(temporary path), then move the finished file to path."""
     write_together([(path, write)])

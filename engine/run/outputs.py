@@ -21,15 +21,34 @@ def checked_outputs(request):
     try:
         out = check_output(request.out, True, "--out")
         if request.out.exists() and not (request.overwrite or request.resume):
-            raise OutputError(
-                f"{out} exists; use --overwrite to replace it or --resume to complete it"
-            )
+            raise OutputError(_exists(out, request))
         log = None
         if request.log_moves is not None:
             log = _checked_move_log(request, out)
     except OutputError as error:
         raise RunError(str(error)) from None
     return out, log
+
+
+def _exists(out, request):
+    """Why an existing result file stops a run: with what would replace or finish it. A
+    file of this very run played by other code (an upgrade, an edited plug-in) can only
+    be played again: --resume would refuse it."""
+    import json
+
+    from sim.engine.run.request import SAME_RUN_KEYS, played_by_other_code
+    from sim.engine.run.results import ResultFileError, read_meta
+
+    try:
+        meta = read_meta(out)
+        mine = json.loads(json.dumps(request.description()))  # as stored: JSON values
+        same_run = all(meta.get(key) == mine[key] for key in SAME_RUN_KEYS)
+        other_code = same_run and played_by_other_code(meta, mine)
+    except (ResultFileError, ValueError, TypeError, AttributeError):
+        other_code = None
+    if other_code:
+        return f"{out} holds this run, but {other_code}: --overwrite plays it again"
+    return f"{out} exists; use --overwrite to replace it or --resume to complete it"
 
 
 # Names that promise a format a move log is not (it is JSON lines, .jsonl): a log under

@@ -38,7 +38,9 @@ class ResultFileError(ValueError):
     """A file that is not a readable result file of this simulator."""
 
 
-_TEXT = pa.dictionary(pa.int8(), pa.string())
+# int32 codes: a pooled table of many files' settings outgrows int8 codes, and Parquet
+# stores the codes as small as they are whatever their Arrow type.
+_TEXT = pa.dictionary(pa.int32(), pa.string())
 _VALUES = pa.map_(pa.string(), pa.float64())
 _FIGURES = pa.map_(pa.string(), pa.int64())
 # The columns every result file starts with: what produced each row.
@@ -162,11 +164,11 @@ def rows_to_table(game, description, start, rows):
 
 
 def _constant_text(text, n):
-    return pa.DictionaryArray.from_arrays(_numeric(np.zeros(n, np.int8)), _strings([text]))
+    return pa.DictionaryArray.from_arrays(_numeric(np.zeros(n, np.int32)), _strings([text]))
 
 
 def _coded(codes, labels):
-    return pa.DictionaryArray.from_arrays(_numeric(codes.astype(np.int8)), _strings(labels))
+    return pa.DictionaryArray.from_arrays(_numeric(codes.astype(np.int32)), _strings(labels))
 
 
 def _constant_map(values, n, dtype):
