@@ -3,17 +3,19 @@
 A Game names three modules, loaded only when something plays, checks or draws a deal,
 so that declaring a game (and listing it in help pages) costs no compile:
 
-- `module_name`, the compiled rules (engine/calc.py is the model), which provide
-    STATE_SIZE, POLICY_SCRATCH     the int16 state array and where the policy's own
-                                   block starts (engine/kernel.py)
-    POLICY_SIG, OUTCOMES           the policy signature; outcome labels by code
-    start_nb(seed, deal, rules, state)                      deal (seed, deal)
-    play_out_nb(seed, deal, rules, state, choose, params, stream, log) -> fault code
-    write_result_nb(state, row)                             the row, in `columns` order
-    play_deals_nb(choose, seed, start, rules, params, rows, logs, status)
-    play_chunk_nb(choose, seed, start, rules, params, rows, logs)
-    move_log(seed, deal, rules, actions, start=None, layout=None) -> dict
-    state_from_layout(layout, rules) -> state               for `sim show --layout`
+- `module_name`, the compiled rules (engine/calc.py is the model), which provide:
+
+        STATE_SIZE, POLICY_SCRATCH     the int16 state array and where the policy's own
+                                       block starts (engine/kernel.py)
+        POLICY_SIG, OUTCOMES           the policy signature; outcome labels by code
+        start_nb(seed, deal, rules, state)                      deal (seed, deal)
+        play_out_nb(seed, deal, rules, state, choose, params, stream, log) -> fault code
+        write_result_nb(state, row)                             the row, in `columns` order
+        play_deals_nb(choose, seed, start, rules, params, rows, logs, status)
+        play_chunk_nb(choose, seed, start, rules, params, rows, logs)
+        move_log(seed, deal, rules, actions, start=None, layout=None) -> dict
+        state_from_layout(layout, rules) -> state               for `sim show --layout`
+
 - `referee`, an independent checker written from the rule book alone: check(line)
   returns a Verdict (engine/referee/__init__.py) and position(line) the dealt position
   of a move-log line, whose play(number, move) applies one move or raises IllegalMove;
@@ -22,7 +24,7 @@ so that declaring a game (and listing it in help pages) costs no compile:
   text notation, and `pysol`, "module:function" laying out PySolFC's shuffled deck.
 
 The built-in games are declared in engine/games.py; a package adds one by naming a Game
-in the `sim.games` entry-point group (README, "Adding a game").
+in the `sim.games` entry-point group (docs/extending/game.md, "Adding a game").
 """
 
 import importlib
@@ -61,6 +63,12 @@ class Column:
 
 @dataclass(frozen=True)
 class Game:
+    """A game, declared in one record: its name and title, its rule options (RuleOption,
+    each a command option), its result columns in order (Column), and the modules loaded
+    only when used: `module_name` (the compiled rules), `referee` (the move-log checker),
+    `draw` (the drawing for `sim show`) and `policy_modules` (its policies, declared
+    light). What the rules module provides is listed at the top of this module."""
+
     name: str
     title: str
     module_name: str  # its compiled rules, imported on first use

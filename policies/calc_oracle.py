@@ -485,7 +485,7 @@ def playout_line_nb(board, weights, line, n, work, placement=None):
 # playing out the last round's fit (benchmarks/calc_placement_fit.py, 6 rounds of 600
 # deals: 102,000 decisions). Alone, the fit wins 13.4% of deals where the hand
 # heuristic wins 11.1% (200,000 deals of seed 5); as the playout of `mc` it wins more
-# deals with four piles and with three (README).
+# deals with four piles and with three (docs/research/calculation.md).
 # Features of putting the turned card (rank r, needed in `soon` steps) on pile w:
 #   0-2   an empty pile, r not a K: 1, soon, whether it is the last empty one
 #   3     a K onto an empty pile         4      a K onto a K

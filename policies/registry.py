@@ -47,6 +47,10 @@ class PolicyError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
+    """A declared policy parameter: its name, type (int or float), default, help, and
+    bounds (low..high, both included). `--param NAME=VALUE` is parsed and checked against
+    it; the kernel reads the value, as a float64, at the slot param_slots gives."""
+
     name: str
     type: type
     default: float
@@ -172,6 +176,12 @@ def _parse_int(text):
 
 @dataclass(frozen=True)
 class Policy:
+    """A policy of one game: its name, the kernel that chooses (the function itself, or
+    "module:function" imported and compiled when the policy first plays), its declared
+    parameters (Param) and its description. `exact_under` names the rule settings under
+    which its wins are exactly the winnable deals; `settle`, a last stage for the deals
+    its kernel leaves unknown."""
+
     game: str
     name: str
     # The choose function itself, or "module:function" naming it: imported (and, if

@@ -1,14 +1,14 @@
-"""The dataset recipes of the README, run as written on a results folder as real use leaves
-it, and checked against `sim compare` to the deal.
+"""The dataset recipes of the documentation, run as written on a results folder as real use
+leaves it, and checked against `sim compare` to the deal.
 
-Each recipe is a ```python block of README.md whose first line is `# recipe: NAME`. The
-folder holds, beside a results/README.md as in a checkout: a greedy run; a rerun of its
-first deals; a planner run and a sweep of planner over depth_weight landing beside it by
-default (its depth_weight=1 file is that run's setting again); greedy under other rules;
-two plug-in files that both call their policy `bury_late` with different code; a slow
-plug-in's complete run and an incomplete one over the same deals (stopped by SIGTERM);
-and runs of Montana and Jokers. Every recipe must count one row per (setting, seed,
-deal), as `sim compare` does."""
+Each recipe is a ```python block of docs/guide/dataset.md whose first line is
+`# recipe: NAME`. The folder holds, beside a results/README.md as in a checkout: a greedy
+run; a rerun of its first deals; a planner run and a sweep of planner over depth_weight
+landing beside it by default (its depth_weight=1 file is that run's setting again); greedy
+under other rules; two plug-in files that both call their policy `bury_late` with
+different code; a slow plug-in's complete run and an incomplete one over the same deals
+(stopped by SIGTERM); and runs of Montana and Jokers. Every recipe must count one row per
+(setting, seed, deal), as `sim compare` does."""
 
 import contextlib
 import os
@@ -29,6 +29,7 @@ from sim.engine.analysis.inputs import load_runs
 from sim.engine.run import journal
 from sim.engine.stats import wilson_interval
 
+RECIPES_PAGE = ROOT / "docs" / "guide" / "dataset.md"
 RECIPE = re.compile(r"^```python\n(# recipe: ([\w-]+)\n.*?)^```", re.S | re.M)
 TOOLS = ("pandas", "duckdb", "polars", "pyarrow")
 SEED = 11
@@ -57,7 +58,7 @@ PAIR_NAMES = {"setting": "setting_a", "params": "params_a", "deal_count": "paire
 
 
 def recipes():
-    return {name: code for code, name in RECIPE.findall((ROOT / "README.md").read_text())}
+    return {name: code for code, name in RECIPE.findall(RECIPES_PAGE.read_text())}
 
 
 def run(*args):
@@ -140,7 +141,7 @@ def test_the_folder_holds_overlaps_twins_and_an_incomplete_file(folder):
     assert b'"completed": false' in stopped[b"sim"]
 
 
-def test_the_readme_has_every_recipe_for_every_tool():
+def test_the_dataset_page_has_every_recipe_for_every_tool():
     names = set(recipes())
     expected = {f"{tool}-{kind}" for tool in TOOLS for kind in ("win-rate", "paired")}
     assert names == {"wilson", "duckdb-sweep", "polars-sweep"} | expected
@@ -152,7 +153,7 @@ def run_recipe(name, folder):
     namespace = {"__name__": f"recipe_{name.replace('-', '_')}"}
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(folder)
-        exec(compile(code, f"README.md: {name}", "exec"), namespace)
+        exec(compile(code, f"docs/guide/dataset.md: {name}", "exec"), namespace)
     return namespace
 
 

@@ -1,4 +1,5 @@
-"""Policies from outside the project: the README's example, and entry points."""
+"""Policies from outside the project: the example of the docs' Writing a policy, and
+entry points."""
 
 import re
 from importlib import metadata
@@ -11,10 +12,10 @@ from sim.cli.main import main
 from sim.policies import registry
 
 
-def test_readme_policy_example_runs_as_written(tmp_path, monkeypatch):
-    readme = (ROOT / "README.md").read_text()
-    source = re.search(r"```python\n(# my_policies.py\n.*?)```", readme, re.S).group(1)
-    command = re.search(r"sim (calc --policy my_policies:tallest [^\n]*)", readme).group(1)
+def test_the_policy_example_of_the_docs_runs_as_written(tmp_path, monkeypatch):
+    page = (ROOT / "docs" / "extending" / "policy.md").read_text()
+    source = re.search(r"```python\n(# my_policies.py\n.*?)```", page, re.S).group(1)
+    command = re.search(r"\$ sim (calc --policy my_policies:tallest [^\n]*)", page).group(1)
     (tmp_path / "my_policies.py").write_text(source)
     monkeypatch.chdir(tmp_path)
     args = command.replace("1e6", "500").split() + ["--out", "r.parquet", "-q"]

@@ -1,6 +1,6 @@
 """The same command run again plays only what is missing, and every command follows one
 output convention: results on stdout, all else on stderr; exit 0 on success, 2 for what
-was typed wrong, 1 for work that failed (README: Output and exit codes)."""
+was typed wrong, 1 for work that failed (docs/guide/output.md: Output and exit codes)."""
 
 import json
 
