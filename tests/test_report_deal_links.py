@@ -89,7 +89,14 @@ def test_deal_pages_are_replaced_only_with_overwrite(tmp_path, two_runs):
     out = tmp_path / "report.html"
     assert sim("report", *two_runs, "--out", out, "--deal-pages", 1).exit_code == 0
     out.unlink()
+    # The same pages again (another report of the same runs) are already there: kept.
+    assert sim("report", *two_runs, "--out", out, "--deal-pages", 1).exit_code == 0
+    out.unlink()
+    page = sorted((tmp_path / "report-deals").glob("*.html"))[0]
+    page.write_text("mine")
     result = sim("report", *two_runs, "--out", out, "--deal-pages", 1)
     assert result.exit_code == 1
     assert "exists; use --overwrite to replace it" in result.output
+    assert page.read_text() == "mine"
     assert sim("report", *two_runs, "--out", out, "--deal-pages", 1, "--overwrite").exit_code == 0
+    assert page.read_text() != "mine"

@@ -112,10 +112,12 @@ class _Player:
             return None
         name = f"{_slug(run.game)}-{_slug(run.label)}-seed{seed}-deal{deal}.html"
         path = self.folder / name
-        check_writable(path, self.overwrite, what="a deal page of the report")
+        page = replay_page(line, source=f"seed {seed} · deal {deal}")
+        if not _holds(path, page):  # another report of the same runs wrote it already
+            check_writable(path, self.overwrite, what="a deal page of the report")
         outcome = "won" if won else f"lost · score {line['score']}"
         text = f"{run.label}: seed {seed} · deal {deal} · {outcome}"
-        return DealLink(text, path, replay_page(line, source=f"seed {seed} · deal {deal}"))
+        return DealLink(text, path, page)
 
 
 def _meta_of(run, seed, deal):
@@ -203,8 +205,17 @@ def page_writes(lists):
     for group in lists:
         for deal_list in group:
             for link in deal_list.links:
-                writes[link.path] = _text_writer(link.page)
+                if not _holds(link.path, link.page):
+                    writes[link.path] = _text_writer(link.page)
     return list(writes.items())
+
+
+def _holds(path, page):
+    """Whether path is a regular file holding exactly this page."""
+    try:
+        return path.is_file() and path.read_text(encoding="utf-8") == page
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _text_writer(text):
