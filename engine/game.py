@@ -17,7 +17,9 @@ so that declaring a game (and listing it in help pages) costs no compile:
 - `referee`, an independent checker written from the rule book alone: check(line)
   returns a Verdict (engine/referee/__init__.py) and position(line) the dealt position
   of a move-log line, whose play(number, move) applies one move or raises IllegalMove;
-- `draw`, "module:function" drawing such a position as text for `sim show`.
+- `draw`, "module:function" drawing such a position as text for `sim show`;
+- `row_checks`, optionally, "module:function" giving the invariants of its result rows
+  that no play can break (engine/row_checks.py): a row that breaks one is never kept.
 
 The built-in games are declared in engine/games.py; a package adds one by naming a Game
 in the `sim.games` entry-point group (README, "Adding a game").
@@ -72,6 +74,7 @@ class Game:
     default_policy: str = "greedy"  # what `sim GAME` plays without --policy
     extra_summary: tuple = field(default=())  # (label, column) pairs for the summary
     compile_seconds: float | None = None  # the rules' first compile, roughly, if known
+    row_checks: str | None = None  # "module:function": its own invariants of a result row
 
     @property
     def module(self) -> ModuleType:
@@ -113,6 +116,12 @@ class Game:
 
     def default_rules(self):
         return {option.name: option.default for option in self.rules}
+
+    def first_impossible_row(self, rows, rules):
+        """(index, why) of the first kernel row no play of this game can give, or None."""
+        from sim.engine.row_checks import first_impossible_row
+
+        return first_impossible_row(self, rows, rules)
 
     def nondefault_rules(self, rules):
         return {o.name: rules[o.name] for o in self.rules if rules[o.name] != o.default}

@@ -40,6 +40,7 @@ CALC = Game(
     max_log=lambda rules: 96,  # engine.calc.MAX_MOVES: 48 placements, 48 moves up
     referee="sim.engine.referee.calc",
     draw="sim.engine.drawings:calc",
+    row_checks="sim.engine.row_checks:calc",
     policy_modules=("sim.policies.calc",),
     examples=(
         "sim calc --policy greedy -n 1e6",
@@ -73,6 +74,7 @@ JOKERS = Game(
     max_log=lambda rules: rules["max_moves"],
     referee="sim.engine.referee.jokers",
     draw="sim.engine.drawings:jokers",
+    row_checks="sim.engine.row_checks:jokers",
     policy_modules=("sim.policies.jokers",),
     examples=(
         "sim jokers --policy solver -n 1e5 --seed 7",
@@ -112,6 +114,7 @@ MONTANA = Game(
     max_log=lambda rules: rules["max_moves"] + rules["redeals"],
     referee="sim.engine.referee.montana",
     draw="sim.engine.drawings:montana",
+    row_checks="sim.engine.row_checks:montana",
     policy_modules=("sim.policies.montana",),
     examples=(
         "sim montana --policy greedy -n 1e6",
