@@ -13,8 +13,8 @@ import click
 
 from sim.cli.deal_options import DEAL_OPTIONS, set_run_deals
 from sim.cli.options import (
-    InputFile,
-    OutputFile,
+    MoveLogFile,
+    RunOutput,
     Seconds,
     WholeNumber,
     check_deal_range,
@@ -321,7 +321,7 @@ _RUN_OPTIONS = (
     ),
     click.option(
         "--out",
-        type=click.Path(),  # as typed: a single run's file, a sweep's folder (_run_game)
+        type=RunOutput("rows (Parquet)", folder_too=True),  # as typed: a file, a sweep's folder
         help="Result file (default: under results/GAME/, named for the run); for a sweep,"
         " its folder.",
     ),
@@ -329,7 +329,7 @@ _RUN_OPTIONS = (
     click.option("--resume", is_flag=True, help="Complete an interrupted result file."),
     click.option(
         "--log-moves",
-        type=OutputFile(),
+        type=RunOutput("move log"),
         help="Also write each deal's move log (JSON Lines).",
     ),
     click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
@@ -767,7 +767,7 @@ def policies(game):
 def bench(games, policy_names, n, repeat, commands, reference, startup):
     """Measure deals per second per core of the compiled kernels (medians)."""
     from sim.engine.run.bench import time_command, time_kernel, time_startup
-    from sim.engine.run.job import announced_compile
+    from sim.engine.run.compile_notice import announced_compile
     from sim.policies.registry import PolicyError
 
     if reference and not commands:
@@ -855,7 +855,7 @@ def _either(names):
 
 
 @main.command()
-@click.argument("log", type=InputFile())
+@click.argument("log", type=MoveLogFile())
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
 def replay(log, quiet):
     """Check every deal of a move log (JSON Lines) against the rules."""

@@ -84,6 +84,43 @@ class OutputFile(click.Path):
         return super().convert(value, param, ctx)
 
 
+class MoveLogFile(InputFile):
+    """A move log to read: refused at once, in one line, when it is no log at all (a
+    Parquet result file, binary data, text of another kind)."""
+
+    def convert(self, value, param, ctx):
+        from sim.engine.referee import not_a_move_log
+
+        path = super().convert(value, param, ctx)
+        problem = not_a_move_log(path)
+        if problem:
+            self.fail(problem, param, ctx)
+        return path
+
+
+class RunOutput(click.Path):
+    """An output of a run, `what` it holds: not `-`, which would read as the standard
+    output (a run writes its files to files only; its summary goes there). A file only,
+    checked as typed (OutputFile), unless `folder_too` (--out, a sweep's folder): then
+    the text as typed, for the run to read."""
+
+    def __init__(self, what, folder_too=False):
+        super().__init__(path_type=None if folder_too else Path)
+        self.what, self.folder_too = what, folder_too
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value == "-":
+            self.fail(
+                f"'-' would be the standard output, and a run writes its {self.what} to a "
+                "file only: give a file name",
+                param,
+                ctx,
+            )
+        if isinstance(value, str) and not self.folder_too and names_a_folder(value):
+            self.fail(_folder_not_file(value), param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def names_a_folder(text):
     """Whether a path as typed names a folder: `odir/`, `odir/.`, `..`."""
     return os.path.basename(text) in ("", ".", "..")

@@ -107,7 +107,7 @@ def _show(game, options):
 
 
 def _show_now(game, options):
-    from sim.engine.run.job import announced_compile
+    from sim.engine.run.compile_notice import announced_compile
     from sim.engine.run.one_deal import play_one
 
     if options["explain_nodes"] is not None and not options["explain"]:

@@ -22,6 +22,8 @@ so that declaring a game (and listing it in help pages) costs no compile:
 - `draw`, "module:function" drawing such a position as text for `sim show`;
 - optionally `layout_text`, "module:function" reading a layout typed in the game's
   text notation, and `pysol`, "module:function" laying out PySolFC's shuffled deck.
+- `row_checks`, optionally, "module:function" giving the invariants of its result rows
+  that no play can break (engine/row_checks.py): a row that breaks one is never kept.
 
 The built-in games are declared in engine/games.py; a package adds one by naming a Game
 in the `sim.games` entry-point group (docs/extending/game.md, "Adding a game").
@@ -91,6 +93,7 @@ class Game:
     # "module:function": a referee position -> the scene the replay page draws
     # (engine.scenes); None: the page shows the text drawing
     scene: str | None = None
+    row_checks: str | None = None  # "module:function": its own invariants of a result row
 
     @property
     def module(self) -> ModuleType:
@@ -132,6 +135,12 @@ class Game:
 
     def default_rules(self):
         return {option.name: option.default for option in self.rules}
+
+    def first_impossible_row(self, rows, rules):
+        """(index, why) of the first kernel row no play of this game can give, or None."""
+        from sim.engine.row_checks import first_impossible_row
+
+        return first_impossible_row(self, rows, rules)
 
     def nondefault_rules(self, rules):
         return {o.name: rules[o.name] for o in self.rules if rules[o.name] != o.default}

@@ -43,6 +43,7 @@ CALC = Game(
     layout_text="sim.engine.layout_text:calc",
     scene="sim.engine.scenes:calc",
     pysol="sim.engine.pysol_deals:calculation",
+    row_checks="sim.engine.row_checks:calc",
     policy_modules=("sim.policies.calc",),
     examples=(
         "sim calc --policy greedy -n 1e6",
@@ -78,6 +79,7 @@ JOKERS = Game(
     draw="sim.engine.drawings:jokers",
     layout_text="sim.engine.layout_text:jokers",
     scene="sim.engine.scenes:jokers",
+    row_checks="sim.engine.row_checks:jokers",
     policy_modules=("sim.policies.jokers",),
     examples=(
         "sim jokers --policy solver -n 1e5 --seed 7",
@@ -120,6 +122,7 @@ MONTANA = Game(
     layout_text="sim.engine.layout_text:montana",
     scene="sim.engine.scenes:montana",
     pysol="sim.engine.pysol_deals:montana",
+    row_checks="sim.engine.row_checks:montana",
     policy_modules=("sim.policies.montana",),
     examples=(
         "sim montana --policy greedy -n 1e6",

@@ -69,17 +69,88 @@ def test_the_run_description_is_strict_json(tmp_path):
 # sim replay: any bytes, any JSON.
 
 
-def test_replay_of_binary_garbage_reports_malformed_lines(tmp_path):
+def test_replay_reports_garbage_lines_of_a_log_by_number(tmp_path):
     log = tmp_path / "garbage.jsonl"
-    log.write_bytes(b"\x89PNG\xff\xfe\x00\n" + b"\x00garbage\n" + b"{}\n")
+    log.write_bytes(b"{}\n" + b"\x89PNG\xff\xfe\n" + b"garbage\n")
     result = sim("replay", log)
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        "line 1: not UTF-8 text",
-        "line 2: not valid JSON (Expecting value)",
-        'line 3: no "game": not a move-log line',
+        'line 1: no "game": not a move-log line',
+        "line 2: not UTF-8 text",
+        "line 3: not valid JSON (Expecting value)",
         f"checked 1 deal in {log}: 0 valid, 1 invalid, 2 malformed lines",
     ]
+
+
+BINARY = "holds binary data, not a move log (JSON Lines text)"
+
+
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 100, BINARY),
+        (b"\xff\xfegarbage\n{}\n", BINARY),
+        (b"won,score,moves\n1,52,60\n", "is not a move log: its first line is not a JSON object"),
+    ],
+    ids=["binary", "latin-1", "csv"],
+)  # fmt: skip
+def test_replay_refuses_a_file_that_is_no_move_log_in_one_line(tmp_path, content, why):
+    log = tmp_path / "not-a-log.jsonl"
+    log.write_bytes(content)
+    result = sim("replay", log)
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [f"Error: Invalid value for 'LOG': {log} {why}"]
+
+
+def test_replay_refuses_a_result_file_in_one_line(tmp_path):
+    out = tmp_path / "r.parquet"
+    assert sim("calc", "-n", 2000, "--out", out, "-q").exit_code == 0
+    result = sim("replay", out)
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"Error: Invalid value for 'LOG': {out} is a Parquet file (a result file?), not a "
+        "move log: give the JSON Lines log"
+    ]
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("layout", "AC 2D", '"layout" must be an object, not "AC 2D"'),
+        ("bases", 5, '"layout.bases" must be a list of cards, each text such as "QH", not 5'),
+        ("stock", ["AC", 7], '"layout.stock" must be a list of cards, each text such as "QH", '
+                             'not ["AC", 7]'),
+        ("moves", "s>w1 s>w2", '"moves" must be a list of moves, each text in the rule book\'s '
+                               'notation, not "s>w1 s>w2"'),
+        ("moves", ["s>w1", 3], '"moves" must be a list of moves, each text in the rule book\'s '
+                               'notation, not ["s>w1", 3]'),
+        ("outcome", ["won"], '"outcome" must be text, not ["won"]'),
+    ],
+)  # fmt: skip
+def test_replay_names_the_key_of_a_value_of_the_wrong_kind(tmp_path, key, value, message):
+    out, log = tmp_path / "r.parquet", tmp_path / "moves.jsonl"
+    assert sim("calc", "-n", 1, "--out", out, "--log-moves", log, "-q").exit_code == 0
+    line = json.loads(log.read_text())
+    (line["layout"] if key in ("bases", "stock") else line)[key] = value
+    log.write_text(json.dumps(line) + "\n")
+    result = sim("replay", log)
+    assert result.exit_code == 1
+    assert (
+        result.output.splitlines()[0] == f"line 1 (calc seed 0 deal 0): malformed line: {message}"
+    )
+
+
+@pytest.mark.parametrize("option", ["--out", "--log-moves"])
+def test_an_output_named_dash_is_refused_in_one_line(tmp_path, option):
+    other = ["--out", tmp_path / "r.parquet"] if option == "--log-moves" else []
+    result = sim("calc", "-n", 10, option, "-", *other)
+    assert result.exit_code == 2
+    what = "rows (Parquet)" if option == "--out" else "move log"
+    assert result.output.splitlines() == [
+        f"Error: Invalid value for '{option}': '-' would be the standard output, and a run "
+        f"writes its {what} to a file only: give a file name"
+    ]
+    assert not any(tmp_path.iterdir()) and not os.path.exists("-")
 
 
 def test_replay_names_a_deal_by_what_its_line_says(tmp_path):

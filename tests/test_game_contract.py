@@ -138,3 +138,26 @@ def test_compare_pairs_two_policies_of_every_game(tmp_path, game):
     result = sim("compare", *(tmp_path / f"{name}.parquet" for name in names))
     assert result.exit_code == 0, result.output
     assert all(name in result.output for name in names)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_every_row_a_policy_plays_keeps_the_games_invariants_and_a_broken_one_is_named(game):
+    from sim.engine.run.job import make_job, play_job
+    from sim.policies.registry import resolve
+
+    record = get_game(game)
+    policy = resolve(game, cheap_policy(game))
+    rules = record.default_rules()
+    rows = play_job(make_job(record, policy, 5, rules, policy.settings(()), False), 0, 500).rows
+    assert record.first_impossible_row(rows, rules) is None
+    broken = rows.copy()
+    broken[123] = -1  # -1 throughout: no game's row is
+    index, why = record.first_impossible_row(broken, rules)
+    assert index == 123 and "=-1" in why
+    if game == "calc":
+        broken = rows.copy()
+        broken[7] = 0  # a row nobody wrote: score 0, no move
+        assert record.first_impossible_row(broken, rules) == (
+            7,
+            "score is 4..52; the row has score=0",
+        )

@@ -11,7 +11,7 @@ from conftest import sim
 from sim.engine import kernel
 from sim.engine.games import get_game
 from sim.engine.run import sweep
-from sim.engine.run.job import compile_notice
+from sim.engine.run.compile_notice import compile_notice
 from sim.policies import registry
 from sim.policies.registry import Param, PolicyError, policy, resolve
 
@@ -154,10 +154,10 @@ def test_a_python_policy_returning_a_huge_integer_returned_an_index_outside_the_
 
 def test_a_compile_while_a_python_policy_plays_is_announced_as_the_rules():
     calc, heard = get_game("calc"), []
-    say = compile_notice(calc, declared("plain"), heard.append)
+    say = compile_notice(calc, declared("plain"), heard.append, seconds=lambda declared: declared)
     say(kernel.choice_fault_nb.py_func)
     assert heard == [
-        "compiling the Calculation rules for this machine: about 5 s, once (later runs load "
+        "compiling the Calculation rules for this machine: about 7 s, once (later runs load "
         "it from the cache)"
     ]
 

@@ -173,3 +173,28 @@ def test_a_plugin_file_resumes_from_any_folder_and_only_itself(tmp_path, monkeyp
     resumed = sim("calc", "-p", "../here/mine.py:mine", "-n", 30, "--out", out, "--resume", "-q")
     assert resumed.exit_code == 0, resumed.output
     assert pq.read_table(out).equals(pq.read_table(complete))
+
+
+def test_resume_after_a_full_disk_completes_the_file_and_exits_0(tmp_path, monkeypatch):
+    source, out = complete_run(tmp_path), tmp_path / "r.parquet"
+    replace = os.replace
+
+    def full_disk(source, target):
+        if Path(target) == out:
+            raise OSError(errno.ENOSPC, "No space left on device", str(target))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    failed = sim("calc", "-n", 50, "--out", out, "-q")
+    assert failed.exit_code == 1
+    assert failed.output.strip().startswith(f"Error: cannot write {out}: no space left")
+    monkeypatch.setattr(os, "replace", replace)
+    resumed = sim("calc", "-n", 50, "--out", out, "--resume", "-q")
+    assert resumed.exit_code == 0, resumed.output
+    assert resumed.output.splitlines() == [
+        f"note: recovered 50 finished deals of a killed run into {out}: every deal of the "
+        "run, so the file is complete"
+    ]
+    assert json.loads(pq.read_table(out).schema.metadata[META_KEY])["completed"] is True
+    assert pq.read_table(out).equals(pq.read_table(source))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["complete.parquet", "r.parquet"]

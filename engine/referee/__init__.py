@@ -65,6 +65,11 @@ def check_line(line):
         referee = games[name].referee_module
     except ImportError as error:  # a plugged-in game whose referee cannot be loaded
         return Verdict(False, None, f"cannot load the referee of game {name!r}: {error}")
+    from sim.engine.referee.shapes import shape_problem
+
+    problem = shape_problem(line, getattr(referee, "LAYOUT_SHAPE", {}))
+    if problem:
+        return Verdict(False, None, problem)
     try:
         return referee.check(line)
     except IllegalMove as illegal:
@@ -73,10 +78,14 @@ def check_line(line):
         return Verdict(False, None, str(bad))
     except KeyError as missing:
         key = missing.args[0] if missing.args else None
-        name = json.dumps(key) if isinstance(key, str | int) else repr(key)
+        name = json.dumps(key) if isinstance(key, str | int) else "a key"
         return Verdict(False, None, f"malformed line: no {name}")
-    except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
-        return Verdict(False, None, f"malformed line: {error!r}")
+    except (TypeError, ValueError, IndexError, AttributeError, OverflowError):
+        # A plugged-in game's referee that declares no LAYOUT_SHAPE, met with a value of
+        # another kind: its Python words would name no key, so none are shown.
+        return Verdict(
+            False, None, "malformed line: a value is not of the kind the rule book gives"
+        )
 
 
 INT64_MAX = 2**63 - 1  # seeds and deal indices are int64 in the kernels and the files
@@ -137,6 +146,43 @@ def check_log_file(path):
                 yield from _check_data(number, data)
         except READ_ERRORS as error:  # a damaged or mislabelled compressed file
             yield number + 1, None, Verdict(False, None, f"cannot read on: {_describe(error)}")
+
+
+SNIFF_BYTES = 8192  # the start of a file that tells a move log from anything else
+PARQUET_MAGIC = b"PAR1"
+
+
+def not_a_move_log(path):
+    """Why the file at path is no move log at all (binary data, a result file, text of
+    another kind), in one line; None when it may be one, damaged or not. A log is JSON
+    Lines text: no NUL byte, and its first line that is not blank UTF-8 and an object
+    (a damaged line further on is the reader's to report, by its number)."""
+    from sim.engine.compressed import READ_ERRORS, open_binary_lines
+
+    try:
+        with open_binary_lines(path) as file:
+            head = file.read(SNIFF_BYTES)
+    except READ_ERRORS:
+        return None  # a damaged compressed log: read line by line, it says where
+    if head.startswith(PARQUET_MAGIC):
+        return f"{path} is a Parquet file (a result file?), not a move log: give the JSON Lines log"
+    first = next((line.strip() for line in head.splitlines() if line.strip()), b"{")
+    if b"\0" in head or not _starts_as_utf8(first):
+        return f"{path} holds binary data, not a move log (JSON Lines text)"
+    if not first.startswith(b"{"):
+        return f"{path} is not a move log: its first line is not a JSON object"
+    return None
+
+
+def _starts_as_utf8(data):
+    """Whether bytes are UTF-8, but for a character cut short at their end."""
+    import codecs
+
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class LongNumber(ValueError):

@@ -2,6 +2,12 @@
 
 from sim.engine.referee import LOSS_CLAIMS, VALID, BadLine, IllegalMove, Verdict
 from sim.engine.referee.cards import DECK, check_cards, rank
+from sim.engine.referee.shapes import CARDS
+
+LAYOUT_SHAPE = {
+    "bases": CARDS,
+    "stock": CARDS,
+}  # the values of a line's layout (engine.referee.shapes)
 
 
 def check(line):

@@ -2,6 +2,10 @@
 
 from sim.engine.referee import LOSS_CLAIMS, VALID, BadLine, IllegalMove, Verdict
 from sim.engine.referee.cards import DECK, check_cards, is_red, rank, suit
+from sim.engine.referee.shapes import COLUMNS_OF_CARDS
+
+# The values of a line's layout (engine.referee.shapes).
+LAYOUT_SHAPE = {"columns": COLUMNS_OF_CARDS}
 
 JOKER = "JK"
 COLUMNS = 10

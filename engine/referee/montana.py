@@ -2,6 +2,9 @@
 
 from sim.engine.referee import LOSS_CLAIMS, VALID, BadLine, IllegalMove, Verdict
 from sim.engine.referee.cards import DECK, check_cards, rank, suit
+from sim.engine.referee.shapes import TEXT
+
+LAYOUT_SHAPE = {"grid": TEXT}  # the values of a line's layout (engine.referee.shapes)
 
 ROWS, COLS = 4, 13
 GAP = ".."

@@ -8,11 +8,12 @@ PROBE_DEALS = 256  # deals one local worker plays, at most, to size the chunks o
 PROBE_SECONDS = 1.0  # or fewer, once they have taken this long
 
 
-def play_chunks(request, spec, first, stop):
+def play_chunks(request, spec, first, stop, note=None):
     """ChunkResults in deal order, deals first .. start + n - 1.
 
     `stop` (StopSignals) is polled by the local pool, the probe of a Dask run included;
-    the rest of a Dask run is interrupted instead."""
+    the rest of a Dask run is interrupted instead. `note(line)`: told of local workers
+    lost and replaced."""
     end = request.start + request.n
     if first >= end:
         return
@@ -22,7 +23,7 @@ def play_chunks(request, spec, first, stop):
     most = _most_deals(request, pool.MAX_CHUNK)
     workers = min(request.workers, end - first)  # a worker with no deal is never forked
     planner = pool.ChunkPlanner(first, end, workers, most=most)
-    yield from pool.play(spec, planner, workers, stop.requested, request.deal_timeout)
+    yield from pool.play(spec, planner, workers, stop.requested, request.deal_timeout, note)
 
 
 def _play_on_cluster(request, spec, first, end, stop):

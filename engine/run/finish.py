@@ -1,9 +1,12 @@
 """Finishing a run: its journals, after the rows an earlier run kept, into the final files.
 
 The move log goes first, then the result file: a crash between the two leaves a log that
-is only longer, and the journals are removed last, so salvage can redo it.
+is only longer, and the journals are removed last, so salvage can redo it. The result
+file records a digest of the log's lines (LOG_DIGEST_KEY), so that --resume can tell
+the lines it continues from lines edited since (engine.run.resume).
 """
 
+import hashlib
 import os
 
 import numpy as np
@@ -22,7 +25,7 @@ def finish(out, log, game, meta, before, journals, wall):
     if log is not None:
         logged = sum(1 for _ in journal.iter_lines(journals.log, rows.shape[0]))
         rows = rows[:logged]  # only deals with their log line: both files agree
-        _write_log(log, before, journals.log, logged)
+        meta = meta | {LOG_DIGEST_KEY: _write_log(log, before, journals.log, logged)}
     previous = results.read_meta(out) if before else {}
     meta = meta | {
         "sim_version": _version(),
@@ -36,16 +39,36 @@ def finish(out, log, game, meta, before, journals, wall):
 
 
 def _write_log(log, before, log_journal, logged):
-    """The first `before` lines of log, then the first `logged` of its journal, streamed."""
+    """The first `before` lines of log, then the first `logged` of its journal, streamed;
+    returns the digest of the lines written (lines_digest)."""
     tmp = temporary_path(log)
+    digest = hashlib.sha256()
     try:
         with open_text(tmp, "w", compression_of(log), name=log) as file:
-            file.writelines(journal.iter_lines(log, before))
-            file.writelines(journal.iter_lines(log_journal, logged))
+            file.writelines(_hashed(journal.iter_lines(log, before), digest))
+            file.writelines(_hashed(journal.iter_lines(log_journal, logged), digest))
         os.replace(tmp, log)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return digest.hexdigest()
+
+
+LOG_DIGEST_KEY = "log_sha256"  # the result file's record of its move log's lines
+
+
+def lines_digest(lines):
+    """The hex SHA-256 of text lines (newlines included) as a move log holds them."""
+    digest = hashlib.sha256()
+    for _ in _hashed(lines, digest):
+        pass
+    return digest.hexdigest()
+
+
+def _hashed(lines, digest):
+    for line in lines:
+        digest.update(line.encode("utf-8"))
+        yield line
 
 
 def _write_results(out, game, description, before, first, rows, meta):

@@ -15,6 +15,7 @@ that writes into them (to fake a win, say) is caught instead of believed.
 
 import inspect
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ LOG_CHUNK_BYTES = 32 << 20
 LEGAL_ROOM = 1024  # more than any game's legal list
 INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 IN_WORKER = False  # set in worker processes, which never see the user's Ctrl-C
+_WORKER = None  # in a pool worker: (its process id, what a forked copy of it must do)
+_DEAL_IN_PLAY = [-1]  # this process's own note of its deal (shared status may be ahead)
 
 
 class PolicyFault(RuntimeError):
@@ -194,47 +197,6 @@ def make_job(game, policy, seed, rules, params, log, source=None):
     )
 
 
-def compile_notice(game, policy, notice):
-    """say(function) for compile_cache.announce_compiles: one line to `notice` saying
-    what compiles, that it happens once, and roughly for how long. notice=None: None."""
-    if notice is None:
-        return None
-
-    def say(function):
-        rules_too = function.__module__ == game.module_name
-        if _interpreted(policy):  # nothing of it compiles: what does is the rules' code
-            what, hints = f"the {game.title} rules", [game.compile_seconds]
-        elif rules_too:
-            what = f"the {game.title} rules and policy {policy.name}"
-            hints = [policy.compile_seconds, game.compile_seconds]
-        else:
-            what, hints = f"policy {policy.name}", [policy.compile_seconds]
-        length = f"about {_rounded(sum(hints))} s" if None not in hints else "up to a minute or two"
-        notice(
-            f"compiling {what} for this machine: {length}, once (later runs load it from the cache)"
-        )
-
-    return say
-
-
-def _interpreted(policy):
-    """A policy given as a plain Python function. A policy declared by name is not
-    loaded here: loading it may be the very compile being announced."""
-    return not policy.lazy and not policy.compiled
-
-
-def announced_compile(game, policy, notice):
-    """A context in which a first compile of the game's rules or the policy is announced
-    to `notice` (a function of one line) before the wait."""
-    from sim.engine import compile_cache
-
-    return compile_cache.announce_compiles(compile_notice(game, policy, notice))
-
-
-def _rounded(seconds):
-    return max(5, int(round(seconds / 5.0)) * 5)
-
-
 def load_kernel(spec):
     """Compile or load the job's kernel (and guard) without playing a deal."""
     play_chunk(spec, (0, 0))
@@ -349,7 +311,7 @@ def play_deals_python(job, start, rows, logs, status):
     status[kernel.DONE] = 0
     for i in range(rows.shape[0]):
         deal = start + i
-        status[kernel.IN_PLAY] = deal
+        status[kernel.IN_PLAY] = _DEAL_IN_PLAY[0] = deal
         args = (module, job.seed, deal, job.rules, job.choose, job.params, state, logs[i])
         fault = python_policy_fault(play_deal_python, *args)
         if fault is not None:
@@ -459,6 +421,19 @@ def _one_line(error):
 # --- guarding policies that are not built in ---------------------------------------
 
 
+def enter_worker(pid, on_forked_copy):
+    """Mark this process as the pool worker `pid`: a guarded policy that forks it has
+    the copy call on_forked_copy(deal) (which does not return) as soon as it chooses,
+    with the deal the copy was made in (-1: not known)."""
+    global IN_WORKER, _WORKER
+    IN_WORKER, _WORKER = True, (pid, on_forked_copy)
+
+
+def _leave_if_a_forked_copy():
+    if _WORKER is not None and os.getpid() != _WORKER[0]:
+        _WORKER[1](_DEAL_IN_PLAY[0])
+
+
 def guarded(choose, protected, compiled):
     """choose, checked: CHOICE_STATE_WRITTEN if it changed state[:protected] or legal."""
     return _guard_compiled(choose, protected) if compiled else _guard_python(choose, protected)
@@ -469,6 +444,7 @@ def _guard_python(choose, protected):
         state_before = state[:protected].copy()
         legal_before = legal[:n_legal].copy()
         choice = choose(state, legal, n_legal, params, stream)
+        _leave_if_a_forked_copy()  # before anything the copy would do in the worker's name
         if not np.array_equal(state[:protected], state_before):
             return kernel.CHOICE_STATE_WRITTEN
         if not np.array_equal(legal[:n_legal], legal_before):

@@ -1,16 +1,21 @@
 """The play loop: each chunk of deals, as it finishes in deal order, into the run's
 journals, its totals and the progress callback; at the end, the journals into the
-outputs (engine.run.finish). Stop signals and faults end the loop, never a write."""
+outputs (engine.run.finish). Stop signals and faults end the loop, never a write.
 
+No row is kept unchecked: a row that no play of the game can give (engine.row_checks)
+stops the run at its deal, as a policy fault does."""
+
+import dataclasses
 import signal
 import time
 from datetime import UTC, datetime
 
 from sim.engine.run import journal
+from sim.engine.run.compile_notice import announced_compile
 from sim.engine.run.executors import play_chunks
 from sim.engine.run.files import describe_os_error
 from sim.engine.run.finish import finish
-from sim.engine.run.job import PolicyFault, announced_compile, job_spec, load_kernel
+from sim.engine.run.job import PolicyFault, job_spec, load_kernel
 from sim.engine.run.move_log import MoveLog
 from sim.engine.run.pool import WorkerFailure
 from sim.engine.run.request import RunError
@@ -33,19 +38,21 @@ def play_run(request, out, log, before, progress, stop, notice=None):
     totals = Totals()
     if before:
         totals.add_file(out)
-    error, clock = _play_into(request, journals, first, totals, progress, stop, notice)
+    notes = []
+    error, clock = _play_into(request, journals, first, totals, progress, stop, notice, notes)
     wall = time.perf_counter() - clock  # play only: a first compile is not play
     if journals.deals == 0 and before == 0 and (error or stop.signum):
         paths.remove()  # nothing played: the output stays as it was
         if error:
             raise RunError(error)
-        return RunResult(out, totals, False, wall, 0, 0, stop.signum)
+        return RunResult(out, totals, False, wall, 0, 0, stop.signum, notes=notes)
     meta = request.description() | {
         "started_at": started.isoformat(timespec="seconds"),
         "executor": request.executor(),
     }
     kept = _finish(out, log, request.game, meta, before, paths, wall)
-    return RunResult(out, totals, kept == request.n, wall, kept - before, kept, stop.signum, error)
+    completed = kept == request.n
+    return RunResult(out, totals, completed, wall, kept - before, kept, stop.signum, error, notes)
 
 
 class _Journals:
@@ -74,10 +81,10 @@ class _Journals:
             self.moves.close()
 
 
-def _play_into(request, journals, first, totals, progress, stop, notice):
+def _play_into(request, journals, first, totals, progress, stop, notice, notes):
     """Play until every deal is done, a stop is asked for or play fails, writing each
     finished chunk; returns why play failed (or None) and when play began, the kernel
-    loaded. The journals are closed after."""
+    loaded. The journals are closed after; what the user should know goes to notes."""
     error, play_began = None, time.perf_counter()
     try:
         spec = job_spec(request)
@@ -87,8 +94,8 @@ def _play_into(request, journals, first, totals, progress, stop, notice):
         stop.immediate = request.scheduler is not None  # a Dask client cannot be polled
         if progress:
             progress(totals.deals)
-        for result in play_chunks(request, spec, first, stop):
-            _record(request, journals, totals, progress, result)
+        for result in play_chunks(request, spec, first, stop, notes.append):
+            _record(request, journals, totals, progress, _possible_rows(request, result))
     except KeyboardInterrupt:
         stop.signum = stop.signum or signal.SIGINT
     except (PolicyFault, PolicyError, WorkerFailure, OSError, _cluster_error()) as failure:
@@ -103,8 +110,19 @@ def _play_into(request, journals, first, totals, progress, stop, notice):
 
 
 def _load(request, spec, notice):
-    with announced_compile(request.game, request.policy, notice):
+    with announced_compile(request.game, request.policy, notice, timed=True):
         load_kernel(spec)
+
+
+def _possible_rows(request, result):
+    """The result, cut at its first row that no play of the game can give, with why."""
+    found = request.game.first_impossible_row(result.rows, request.rules)
+    if found is None:
+        return result
+    index, why = found
+    reason = f"gave a result row that no play of {request.game.title} gives ({why})"
+    rows, logs = result.rows[:index], result.logs[:index]
+    return dataclasses.replace(result, rows=rows, logs=logs, fault=reason)
 
 
 def _record(request, journals, totals, progress, result):

@@ -15,11 +15,17 @@ Each worker writes the deal it is playing into a status block in shared memory, 
 parent always knows where every worker is, and the rows of its chunks into a slab of
 shared memory, so that only a few bytes per chunk go through its pipe. Workers die with
 the parent (PDEATHSIG), so a killed parent leaves no orphan playing on.
+
+Nothing a worker sends is believed unchecked (engine.run.pool_worker): a message must
+come from the worker's own process, in turn, for the chunk due. A worker whose pipe
+carries anything else, or that was forked by its policy, stops the run at the first
+deal it may not have played alone; each worker leads a process group, and the group is
+killed when the worker is done with, at the end of a complete run too, so no process a
+policy started outlives the run.
 """
 
 import collections
 import contextlib
-import ctypes
 import dataclasses
 import mmap
 import multiprocessing
@@ -32,18 +38,24 @@ import numpy as np
 
 from sim.engine import kernel
 from sim.engine.run import job
-from sim.engine.run.job import ChunkResult, play_chunk, release_in_order
+from sim.engine.run.job import ChunkResult
+from sim.engine.run.pool_worker import (
+    COPY_DEAL,
+    COPY_PID,
+    IN_FLIGHT,
+    LINE_SLOTS,
+    RowsInSlab,
+    WorkerFailure,
+    worker_main,
+)
 
 CHUNK_SECONDS = 0.25  # a chunk long enough that its overhead is noise, short enough to stop
 MAX_CHUNK = 100_000
 TAIL_FRACTION = 32  # the last chunks take at least 1/32 of CHUNK_SECONDS (8 ms)
-IN_FLIGHT = 2  # chunks handed to a worker at once, so it never waits for the parent
 POLL_SECONDS = 0.2
+# A short --deal-timeout is looked at ten times over, so that it is kept to a tenth.
+POLL_SHARE, SHORTEST_POLL = 10, 0.005
 ATTEMPTS = 2  # a chunk whose worker died is played once more, then the run stops
-
-
-class WorkerFailure(RuntimeError):
-    """A worker failed in a way that is not the policy's: a fault of the kernel itself."""
 
 
 class ChunkPlanner:
@@ -87,34 +99,57 @@ class ChunkPlanner:
 
 
 class _Worker:
-    def __init__(self, context, spec, slot, status, slab):
-        self.slot, self.slab = slot, slab
+    def __init__(self, context, spec, slot, line, slab):
+        self.slot, self.line, self.slab = slot, line, slab
+        line[:] = 0  # nothing of the worker this slot had before
         self.conn, child = context.Pipe()
         self.process = context.Process(
-            target=_worker_main, args=(child, spec, status[slot], slab, os.getpid()), daemon=True
+            target=worker_main, args=(child, spec, line, slab, os.getpid()), daemon=True
         )
         self.process.start()
         child.close()
+        # The worker makes the same call: whichever comes first, its group exists.
+        with contextlib.suppress(OSError):
+            os.setpgid(self.process.pid, self.process.pid)
         self.tasks = collections.deque()  # chunks sent, in the order they will come back
+        self.received = 0  # messages taken from it: the number the next one must bear
         self.seen_deal, self.seen_at = None, time.monotonic()
+        self.killed = False
 
     def send(self, chunk):
         self.tasks.append(chunk)
-        # If it died (a signal to the whole process group gets there first), its
-        # sentinel says so, and its chunks, this one included, are played again.
+        # If it died (killed from outside, say), its sentinel says so, and its chunks,
+        # this one included, are played again.
         with contextlib.suppress(OSError):
             self.conn.send(chunk)
 
+    def forked_copy(self):
+        """(process id, deal or -1) of a forked copy of the worker that came back into
+        play, as the copy wrote them in the status line; None when none did."""
+        pid = int(self.line[COPY_PID])
+        return None if pid == 0 else (pid, int(self.line[COPY_DEAL]))
+
     def kill(self):
-        if self.process.is_alive():
-            os.kill(self.process.pid, signal.SIGKILL)
+        """End the worker and every process of its group, whether it is alive or not:
+        a child its policy started, a forked copy of it."""
+        if self.killed:
+            return
+        self.killed = True
+        pid = self.process.pid
+        # The group first: until the worker is reaped its id cannot name another group.
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        if self.process.is_alive():  # its own group not made: it is killed alone
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         self.process.join()
         self.conn.close()
 
 
-def play(spec, planner, workers, should_stop, deal_timeout):
-    """Yield ChunkResults in deal order; stop at the first policy fault (yielded last)."""
-    position = planner.next_start
+def play(spec, planner, workers, should_stop, deal_timeout, note=None):
+    """Yield ChunkResults in deal order; stop at the first policy fault (yielded last).
+
+    `note(line)`, if given, is told once at the end of workers lost and replaced."""
     pool = _Pool(spec, planner, workers, deal_timeout)
     try:
         pool.feed_all()
@@ -124,13 +159,19 @@ def play(spec, planner, workers, should_stop, deal_timeout):
             ready = pool.wait()
             for slot in range(workers):
                 pool.tend(slot, ready)
-            position = yield from release_in_order(pool.waiting, position)
-            if position is None:
+            if not (yield from pool.release()):
                 return
-        if position < planner.end:  # never expected: a run must not end short in silence
-            raise WorkerFailure(f"deals from {position} on were lost between the workers")
+        if pool.position < planner.end:  # never expected: a run must not end short in silence
+            raise WorkerFailure(f"deals from {pool.position} on were lost between the workers")
     finally:
         pool.kill_all()
+        # A run a fault stopped says why in its error: a replacement is no news then.
+        if note is not None and pool.replaced and pool.fault_at is None:
+            note(_replaced_note(pool.replaced))
+
+
+class _Disturbed(Exception):
+    """What came through a worker's pipe is not what the worker owed: the reason."""
 
 
 class _Pool:
@@ -138,31 +179,34 @@ class _Pool:
 
     def __init__(self, spec, planner, workers, deal_timeout):
         self.spec, self.planner, self.deal_timeout = spec, planner, deal_timeout
-        # One 128-byte line per worker: two workers writing one cache line every deal
-        # would slow each other down.
-        self._shared = mmap.mmap(-1, 128 * workers)
-        self.status = np.frombuffer(self._shared, np.int64).reshape(workers, 16)
-        self.status = self.status[:, : kernel.STATUS_SIZE]
+        self.poll = min(POLL_SECONDS, max(SHORTEST_POLL, deal_timeout / POLL_SHARE))
+        self._shared = mmap.mmap(-1, 8 * LINE_SLOTS * workers)
+        self.lines = np.frombuffer(self._shared, np.int64).reshape(workers, LINE_SLOTS)
+        self.status = self.lines[:, : kernel.STATUS_SIZE]
         columns = len(job.resolve_job(spec).game.columns)
+        self.columns = max(1, columns)
         self.slabs = [_slab(columns) for _ in range(workers)]
         self.context = multiprocessing.get_context("fork")
         self.workers = [self._start(slot) for slot in range(workers)]
         self.retry = collections.deque()  # chunks of dead workers, played before new ones
         self.attempts = collections.Counter()
         self.waiting = {}  # finished chunks held back until every earlier one has arrived
+        self.sources = {}  # the slot of the worker that sent each result in waiting
+        self.position = planner.next_start  # the first deal not yet released
         self.fault_at = None  # the first deal a policy fault stopped, once one is known
+        self.replaced = []  # how each worker lost and replaced ended
 
     def _start(self, slot):
-        return _Worker(self.context, self.spec, slot, self.status, self.slabs[slot])
+        return _Worker(self.context, self.spec, slot, self.lines[slot], self.slabs[slot])
 
     def busy(self):
         return any(worker.tasks for worker in self.workers)
 
     def wait(self):
         """What is ready among the workers' pipes and process sentinels (or nothing, after
-        POLL_SECONDS): never blocked on one worker."""
+        the poll interval): never blocked on one worker."""
         watched = [w.conn for w in self.workers] + [w.process.sentinel for w in self.workers]
-        return wait(watched, POLL_SECONDS)
+        return wait(watched, self.poll)
 
     def feed_all(self):
         # One chunk to each worker before a second to any: a run of a few slow deals
@@ -171,52 +215,157 @@ class _Pool:
             for worker in self.workers:
                 self._feed(worker, held)
 
+    def release(self):
+        """Yield the held results that continue the deals released so far, in order;
+        returns False once one with a fault was yielded: play stops there."""
+        while self.position in self.waiting:
+            result = self.waiting.pop(self.position)
+            self.sources.pop(self.position, None)
+            yield result
+            if result.fault is not None:
+                return False
+            self.position += result.done
+        return True
+
     def tend(self, slot, ready):
-        """Take the worker's result if one is ready, replace it if it died or hangs, and
-        keep it supplied with chunks."""
+        """Take the worker's result if one is ready, stop the run where it misbehaved,
+        replace it if it died or hangs, and keep it supplied with chunks."""
         worker = self.workers[slot]
-        if worker.conn in ready:
-            self._take_result(worker)
-        # Death is decided once: a worker that dies after this check is handled, chunks
-        # and all, in the next round.
-        failure, replace = None, False
-        if not worker.process.is_alive():  # whether or not its sentinel woke us
-            failure, replace = _died(worker, self.status, self.retry, self.attempts), True
-        elif (stuck := _stuck_deal(worker, self.status, self.deal_timeout)) is not None:
-            failure = _stop_at(worker, stuck, self.retry, job.loop_reason(self.deal_timeout))
-            replace = True
-        if replace:
+        failed = self._misbehaved(worker, ready)
+        if failed is None and not worker.process.is_alive():  # whether or not its sentinel woke us
+            # Death is decided once: a worker that dies after this check is handled,
+            # chunks and all, in the next round.
+            failed = self._died(worker)
+        elif failed is None:
+            stuck = _stuck_deal(worker, self.status, self.deal_timeout)
+            if stuck is not None:
+                failed = self._stop_at(worker, stuck, job.loop_reason(self.deal_timeout))
+        if failed:
             self.workers[slot] = worker = self._start(slot)
-        if failure is not None:
-            self.waiting[failure.start] = failure
-            self._note_fault(failure.start)
         self._feed(worker)
 
+    def _misbehaved(self, worker, ready):
+        """True if the worker's policy forked it or its pipe was disturbed (the run is
+        then stopped); None otherwise, once its result, if any, is taken."""
+        copy = worker.forked_copy()
+        if copy is None and worker.conn in ready:
+            try:
+                self._take_result(worker)
+                return None
+            except _Disturbed as disturbed:
+                return self._stop_at(worker, None, f"disturbed its worker's pipe: {disturbed}")
+        if copy is None:
+            return None
+        pid, deal = copy
+        reason = f"forked its worker process, and the copy (process {pid}) played on"
+        return self._stop_at(worker, deal if deal >= 0 else None, reason)
+
     def _take_result(self, worker):
-        result = _receive(worker)
-        if result is not None:
-            self.planner.record(result.done, result.seconds)
-            self.waiting[result.start] = result
-            if result.fault is not None:
-                self._note_fault(result.fault_deal)
+        result = _receive(worker, self.columns)
+        if result is None:
+            return
+        self.planner.record(result.done, result.seconds)
+        if self.fault_at is not None and result.start >= self.fault_at:
+            return  # past where the run stops: never released
+        self.waiting[result.start] = result
+        self.sources[result.start] = worker.slot
+        if result.fault is not None:
+            self._note_fault(result.fault_deal)
 
     def _note_fault(self, deal):
-        self.fault_at = min(self.fault_at or deal, deal)
+        self.fault_at = min(self.fault_at if self.fault_at is not None else deal, deal)
 
     def _feed(self, worker, held=IN_FLIGHT):
         """Hand the worker chunks until it holds `held`: those to play again first, then
         new ones until a fault is known (deals past it would be thrown away)."""
         while len(worker.tasks) < held:
             chunk = self.retry.popleft() if self.retry else None
+            if chunk is not None and self.fault_at is not None and chunk[0] >= self.fault_at:
+                continue
             if chunk is None and self.fault_at is None:
                 chunk = self.planner.next()
             if chunk is None:
                 return
             worker.send(chunk)
 
+    def _died(self, worker):
+        """Send a dead worker's chunks to retry and replace it (True); stop the run once
+        a chunk has killed two."""
+        code = worker.process.exitcode
+        deal = _deal_in_play(worker, self.status)
+        if worker.tasks:
+            self.attempts[worker.tasks[0]] += 1
+            if self.attempts[worker.tasks[0]] >= ATTEMPTS:
+                if code < 0:
+                    reason = f"lost its worker to signal {-code}, twice (out of memory?)"
+                else:
+                    reason = f"ended its worker process, twice (exit code {code})"
+                at = worker.tasks[0][0] if deal is None else deal
+                return self._stop_at(worker, at, reason)
+        self.retry.extendleft(reversed(worker.tasks))
+        worker.kill()
+        self.replaced.append((code, deal))
+        return True
+
+    def _stop_at(self, worker, deal, reason):
+        """Kill a failed worker and stop the run at `deal` (None: at its first deal not
+        yet released). Its deals before that, not yet sent back, are played again
+        elsewhere; results of deals from there on are never released. True: the worker
+        is to be replaced."""
+        worker.kill()
+        own = [s for s, slot in self.sources.items() if slot == worker.slot]
+        unsent = [start for start, _ in worker.tasks]
+        cut = deal if deal is not None else min(own + unsent, default=self.position)
+        cut = max(cut, self.position)
+        self._cut_held_results(cut)
+        unplayed = [(start, min(count, cut - start)) for start, count in worker.tasks]
+        self.retry.extendleft(reversed([chunk for chunk in unplayed if chunk[1] > 0]))
+        empty = np.zeros((0, 0), np.int32)
+        self.waiting[cut] = ChunkResult(cut, empty, empty.astype(np.int16), 0.0, reason)
+        self._note_fault(cut)
+        return True
+
+    def _cut_held_results(self, cut):
+        """Drop the held results of deals from `cut` on, and shorten one that runs past it."""
+        for start in [start for start in self.waiting if start >= cut]:
+            del self.waiting[start]
+            self.sources.pop(start, None)
+        for start, result in self.waiting.items():
+            if start + result.done > cut:
+                kept = cut - start
+                self.waiting[start] = dataclasses.replace(
+                    result, rows=result.rows[:kept], logs=result.logs[:kept], fault=None
+                )
+
     def kill_all(self):
         for worker in self.workers:
             worker.kill()
+
+
+def _deal_in_play(worker, status):
+    """The deal the worker's status names, if it is one of the chunk it plays (between
+    two chunks it still names the last deal of the one before); else None."""
+    deal = int(status[worker.slot, kernel.IN_PLAY])
+    start, count = worker.tasks[0] if worker.tasks else (0, 0)
+    return deal if start <= deal < start + count else None
+
+
+def _replaced_note(replaced):
+    """One line on the workers lost and replaced: how they ended, and that their deals
+    were played again."""
+    if len(replaced) == 1:
+        code, deal = replaced[0]
+        how = f"was killed by signal {-code}" if code < 0 else f"ended with exit code {code}"
+        during = f" during deal {deal}" if deal is not None else ""
+        return (
+            f"a worker process {how}{during} and was replaced; its deals were played "
+            "again (rows unchanged)"
+        )
+    ends = sorted({f"signal {-code}" if code < 0 else f"exit code {code}" for code, _ in replaced})
+    return (
+        f"{len(replaced)} worker processes were lost ({', '.join(ends)}) and replaced; their "
+        "deals were played again (rows unchanged)"
+    )
 
 
 def _slab(columns):
@@ -226,47 +375,78 @@ def _slab(columns):
     return np.frombuffer(shared, np.int32).reshape(IN_FLIGHT, MAX_CHUNK, max(1, columns))
 
 
-@dataclasses.dataclass
-class _RowsInSlab:
-    """What a worker sends for a chunk whose rows it wrote into its slab, at `slot`:
-    the ChunkResult without its rows."""
-
-    slot: int
-    done: int
-    result: ChunkResult
-
-
-def _receive(worker):
+def _receive(worker, columns):
+    """The worker's next ChunkResult (None: it died mid-message); raises _Disturbed when
+    what came is not the result it owes, and the WorkerFailure it sent."""
     try:
         message = worker.conn.recv()
     except (EOFError, OSError):
         return None  # it died mid-message; the sentinel says so next
-    if isinstance(message, BaseException):
-        raise message
+    except Exception:
+        raise _Disturbed("bytes that are not a message (two processes writing at once?)") from None
+    payload = _opened(worker, message)
+    if isinstance(payload, WorkerFailure):
+        raise payload
+    result = _checked_result(worker, payload, columns)
     worker.tasks.popleft()
-    if isinstance(message, _RowsInSlab):
-        # Copied out now: the worker plays into this slot again once it is sent another
-        # chunk, and this one may wait for an earlier chunk before it is written.
-        rows = worker.slab[message.slot, : message.done].copy()
-        message = dataclasses.replace(message.result, rows=rows)
-    return message
+    worker.received += 1
+    return result
 
 
-def _died(worker, status, retry, attempts):
-    """Send a dead worker's chunks to retry; a fault once a chunk has killed two."""
-    code = worker.process.exitcode
-    deal = int(status[worker.slot, kernel.IN_PLAY])
-    if worker.tasks:
-        attempts[worker.tasks[0]] += 1
-        if attempts[worker.tasks[0]] >= ATTEMPTS:
-            if code < 0:
-                reason = f"lost its worker to signal {-code}, twice (out of memory?)"
-            else:
-                reason = f"ended its worker process, twice (exit code {code})"
-            return _stop_at(worker, deal, retry, reason)
-    retry.extendleft(reversed(worker.tasks))
-    worker.kill()
-    return None
+def _opened(worker, message):
+    """The payload of a message, once it is shown to be the worker's own, in turn."""
+    if not (isinstance(message, tuple) and len(message) == 3):
+        raise _Disturbed("something that is not a message of its worker")
+    sender, number, payload = message
+    if sender != worker.process.pid:
+        raise _Disturbed(
+            f"a message from process {sender}, not its worker {worker.process.pid} "
+            "(a forked copy of it?)"
+        )
+    if number != worker.received:
+        raise _Disturbed(f"message {number} came when {worker.received} was due (out of order)")
+    return payload
+
+
+def _checked_result(worker, payload, columns):
+    """The ChunkResult a RowsInSlab or ChunkResult stands for, rows copied out, once it
+    is shown to be the chunk due, whole or cut by a fault."""
+    if not worker.tasks:
+        raise _Disturbed("a result it was not asked for")
+    start, count = worker.tasks[0]
+    slot = worker.received % IN_FLIGHT
+    if isinstance(payload, RowsInSlab) and isinstance(payload.result, ChunkResult):
+        as_due = payload.slot == slot and _is_count(payload.done, count)
+        result = payload.result
+        if as_due:
+            # Copied out now: the worker plays into this slot again once it is sent
+            # another chunk, and this one may wait for an earlier chunk to be written.
+            rows = worker.slab[slot, : payload.done].copy()
+            result = dataclasses.replace(result, rows=rows)
+    elif isinstance(payload, ChunkResult):
+        result, as_due = payload, count > worker.slab.shape[1]  # a bigger one comes by pipe
+    else:
+        raise _Disturbed("something that is not a result")
+    if not (as_due and result.start == start and _is_whole(result, count, columns)):
+        raise _Disturbed(f"not the result of deals {start} to {start + count - 1}, which was due")
+    return result
+
+
+def _is_count(done, count):
+    return isinstance(done, int) and 0 <= done <= count
+
+
+def _is_whole(result, count, columns):
+    """Whether a result has rows and logs of one shape, all deals or a fault's reason."""
+    rows, logs = result.rows, result.logs
+    arrays = isinstance(rows, np.ndarray) and isinstance(logs, np.ndarray)
+    if not (arrays and rows.ndim == 2 and logs.ndim == 2):
+        return False
+    done = rows.shape[0]
+    shaped = rows.dtype == np.int32 and logs.dtype == np.int16 and rows.shape[1] == columns
+    ended = done == count and result.fault is None or done < count and isinstance(result.fault, str)
+    timed = isinstance(result.seconds, float | int)
+    return shaped and logs.shape[0] == done and ended and timed
 
 
 def _stuck_deal(worker, status, deal_timeout):
@@ -280,53 +460,6 @@ def _stuck_deal(worker, status, deal_timeout):
         worker.seen_deal, worker.seen_at = deal, now
         return None
     return deal if now - worker.seen_at > deal_timeout else None
-
-
-def _stop_at(worker, deal, retry, reason):
-    """Kill a failed worker; its deals before `deal` are played again elsewhere."""
-    worker.kill()
-    start, _ = worker.tasks[0]
-    if deal > start:
-        retry.appendleft((start, deal - start))
-    empty = np.zeros((0, 0), np.int32)
-    return ChunkResult(deal, empty, empty.astype(np.int16), 0.0, reason)
-
-
-def _worker_main(conn, spec, status, slab, parent):
-    _die_with_parent(parent)
-    job.IN_WORKER = True
-    # The parent owns Ctrl-C and SIGTERM: it stops the workers and writes what they did.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    received = 0
-    while True:
-        try:
-            chunk = conn.recv()
-        except (EOFError, OSError, KeyboardInterrupt):
-            return
-        # The parent holds at most IN_FLIGHT chunks of ours, and copies the rows of each
-        # before it sends the next: chunk k can use slot k % IN_FLIGHT.
-        slot = received % IN_FLIGHT
-        received += 1
-        in_slab = chunk[1] <= slab.shape[1]  # a bigger one (never planned) goes by pipe
-        try:
-            result = play_chunk(spec, chunk, status, slab[slot] if in_slab else None)
-        except BaseException as error:  # a fault of the kernel itself: the parent reports it
-            conn.send(WorkerFailure(f"a worker failed: {type(error).__name__}: {error}"))
-            return
-        if in_slab:
-            result = _RowsInSlab(slot, result.done, dataclasses.replace(result, rows=None))
-        conn.send(result)
-
-
-def _die_with_parent(parent):
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:  # the parent died before the line above took effect
-        os._exit(1)
 
 
 __all__ = ["ChunkPlanner", "ChunkResult", "WorkerFailure", "play"]

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from sim.engine.run import journal, results
 from sim.engine.run.files import same_file
+from sim.engine.run.finish import LOG_DIGEST_KEY, lines_digest
 from sim.engine.run.move_log import line_header
 from sim.engine.run.request import SAME_RUN_KEYS, RunError, played_by_other_code
 from sim.engine.run.totals import RunResult, Totals
@@ -168,8 +169,9 @@ def _check_same_move_log(out, meta, mine):
         raise RunError(f"{out} logs its moves to {theirs}: resume it with --log-moves {theirs}")
 
 
-def check_move_log_for_resume(request, log, before):
-    """Refuse to resume with a move log that does not hold the deals already done."""
+def check_move_log_for_resume(request, log, before, out):
+    """Refuse to resume with a move log that does not hold the deals already done, as
+    the run that wrote `out` wrote them."""
     if log is None or before == 0:
         return
     header = line_header(
@@ -184,6 +186,18 @@ def check_move_log_for_resume(request, log, before):
         raise RunError(
             f"cannot resume with {log}: it does not hold the move logs of the {before:,} deals done"
         )
+    if not kept_lines_are_as_written(log, before, results.read_meta(out)):
+        raise RunError(
+            f"cannot resume with {log}: its first {before:,} lines are not the move logs "
+            "the run wrote (edited since?)"
+        )
+
+
+def kept_lines_are_as_written(log, before, meta):
+    """Whether the first `before` lines of log are those the run described by meta
+    wrote (a file written before runs recorded their log's digest is taken at its word)."""
+    recorded = meta.get(LOG_DIGEST_KEY)
+    return recorded is None or lines_digest(journal.iter_lines(log, before)) == recorded
 
 
 def _is_line_of(header, line):

@@ -10,6 +10,10 @@ never rows. What survives what:
   (engine.run.pool).
 - A policy that raises, exits, loops or breaks its contract: the run stops with one
   line naming the policy, seed and deal; the deals before it are kept.
+- A policy that forks its worker, or whose worker's pipe carries what the worker did not
+  send, or a row no play of the game can give: the same, and only rows the worker
+  finished itself are kept (engine.run.pool, engine.row_checks); nothing the policy
+  started outlives the run.
 - The parent killed outright: finished rows are in the run's journal within moments
   (engine.run.journal); the next run of the same output salvages them
   (engine.run.salvage).
@@ -32,6 +36,7 @@ from sim.engine.run.request import RunError, RunRequest, check_request, default_
 from sim.engine.run.resume import check_move_log_for_resume, rows_kept_by_resume
 from sim.engine.run.salvage import salvage
 from sim.engine.run.stop_signals import StopSignals
+from sim.engine.run.totals import RunResult, Totals
 
 __all__ = ["RunError", "RunRequest", "default_filename", "run"]
 
@@ -57,9 +62,22 @@ def _run(request, progress, notice, stop):
     with contextlib.ExitStack() as locks:
         lock_outputs(locks, out, log)
         remove_stale_temporaries(out, log)
-        notes = salvage(request, out, locks)
+        notes, complete = salvage(request, out, locks)
+        if complete:
+            return recovered_whole(out, notes)
         before = rows_kept_by_resume(request, out)
-        check_move_log_for_resume(request, log, before)
+        check_move_log_for_resume(request, log, before, out)
         result = play_run(request, out, log, before, progress, stop, notice)
         result.notes = notes + result.notes
         return result
+
+
+def recovered_whole(out, notes):
+    """The RunResult of a file that salvage made complete: nothing left to play."""
+    from sim.engine.run import results
+
+    totals = Totals()
+    totals.add_file(out)
+    meta = results.read_meta(out)
+    wall = float(meta.get("wall_time") or 0.0)
+    return RunResult(out, totals, True, wall, totals.deals, totals.deals, notes=notes)

@@ -11,14 +11,16 @@ from sim.engine.run import journal, results
 from sim.engine.run.files import FileLock, OutputError, describe_os_error, same_file, temporary_path
 from sim.engine.run.finish import finish
 from sim.engine.run.request import SAME_RUN_KEYS, RunError, played_by_other_code
+from sim.engine.run.resume import kept_lines_are_as_written
 
 
 def salvage(request, out, locks):
-    """Turn the journal of a killed run of `out` into a valid incomplete result file.
+    """Turn the journal of a killed run of `out` into a valid result file.
 
-    Returns notes for the user; raises RunError when this run must not go on: the
-    journal does not continue `out`, or the recovered file ends it (it is complete, or
-    this run does not --resume it)."""
+    Returns notes for the user and whether the file is now complete (a run stopped as
+    it wrote its outputs, by a full disk say, and resumed by this very run); raises
+    RunError when this run must not go on: the journal does not continue `out`, or the
+    recovered file ends it (this run does not --resume it)."""
     try:
         return _salvage(request, out, locks)
     except OSError as error:
@@ -35,7 +37,7 @@ def _salvage(request, out, locks):
         raise RunError(str(error)) from None
     path = journal.journal_path(out)
     if not path.exists():
-        return []
+        return [], False
     found = _read_journal(path)
     if found is None:
         if not journal.written_by_a_run(path):
@@ -43,14 +45,15 @@ def _salvage(request, out, locks):
                 f"{path} is where this run keeps its journal, and it is not one; move it away"
             )
         path.unlink()  # the start of a journal a killed run was creating: nothing to keep
-        return []
+        return [], False
     description, rows, game, before = found
     log = _moved_log(description.get("log_moves"), request.log_moves)
     description = description | {"log_moves": log}
     journals = journal.JournalPaths.beside(out, log)
     if rows.shape[0] == 0 or request.overwrite:
         journals.remove()
-        return [f"discarded {_deals(len(rows))} a killed run left for {out}"] if len(rows) else []
+        discarded = [f"discarded {_deals(len(rows))} a killed run left for {out}"]
+        return discarded if len(rows) else [], False
     if not _may_salvage_into(out, description, before):
         raise RunError(
             f"a killed run left {_deals(rows.shape[0], 'finished ')} for {out} in {path} that "
@@ -59,9 +62,15 @@ def _salvage(request, out, locks):
     if log and not (request.log_moves and same_file(log, request.log_moves)):
         with contextlib.suppress(OutputError):
             locks.enter_context(FileLock(log))
+    if log and before and not kept_lines_are_as_written(log, before, results.read_meta(out)):
+        raise RunError(
+            f"cannot recover the deals a killed run left for {out}: the first {before:,} "
+            f"lines of {log} are not the move logs the run wrote (edited since?)"
+        )
     meta = description | {"salvaged": True, "executor": "recovered from a killed run"}
     kept = finish(out, Path(log) if log else None, game, meta, before, journals, 0.0)
-    return [_recovered(request, out, kept, description)]
+    note, complete = _recovered(request, out, kept, description)
+    return [note], complete
 
 
 def _moved_log(recorded, given):
@@ -101,19 +110,24 @@ def _may_salvage_into(out, description, before):
 
 
 def _recovered(request, out, kept, description):
-    """The note on the deals recovered; an error unless this run goes on to finish them."""
+    """The note on the deals recovered, and whether they complete the file; an error
+    unless this run goes on to finish them, or resumes the very run they complete."""
     note = f"recovered {_deals(kept, 'finished ')} of a killed run into {out}"
-    if kept == description["n"]:
-        raise RunError(f"{note}: every deal of the run, so the file is complete")
     mine = json.loads(json.dumps(request.description()))  # as stored: JSON values
     other_code = played_by_other_code(description, {"code": _code_now(description, mine)})
+    other_run = any(description.get(key) != mine[key] for key in SAME_RUN_KEYS + ("policy_spec",))
+    if kept == description["n"]:
+        note += ": every deal of the run, so the file is complete"
+        if request.resume and not (other_code or other_run):
+            return note, True
+        raise RunError(note)
     if other_code:
         raise RunError(f"{note}; {other_code}, so --resume cannot finish it: run it again whole")
-    if any(description.get(key) != mine[key] for key in SAME_RUN_KEYS + ("policy_spec",)):
+    if other_run:
         raise RunError(f"{note}; `{_resume_command(description, out)}` finishes it")
     if not request.resume:
         raise RunError(f"{note}; run the same command with --resume to finish it")
-    return note
+    return note, False
 
 
 def _code_now(description, mine):
