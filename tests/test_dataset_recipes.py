@@ -10,23 +10,21 @@ different code; a slow plug-in's complete run and an incomplete one over the sam
 (stopped by SIGTERM); and runs of Montana and Jokers. Every recipe must count one row per
 (setting, seed, deal), as `sim compare` does."""
 
-import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import PLUGINS, ROOT, sim
+from test_faults import wait_for_rows
 
 from sim.engine.analysis.compare import comparison
 from sim.engine.analysis.inputs import load_runs
-from sim.engine.run import journal
 from sim.engine.stats import wilson_interval
 
 RECIPES_PAGE = ROOT / "docs" / "guide" / "dataset.md"
@@ -66,18 +64,6 @@ def run(*args):
     assert result.exit_code == 0, result.output
 
 
-def wait_for_rows(out, rows, timeout=120):
-    """Wait until the run's journal holds at least `rows` finished deals."""
-    path = journal.journal_path(out)
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        with contextlib.suppress(OSError, journal.JournalError):
-            if len(journal.read(path)[2]) >= rows:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never held {rows} finished deals")
-
-
 def interrupted_run(folder, out):
     """A slow plug-in run stopped by SIGTERM once it has kept some deals: an incomplete
     file, as an operator's Ctrl-C or a batch scheduler leaves it."""
@@ -91,7 +77,7 @@ def interrupted_run(folder, out):
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    wait_for_rows(out, SLOW_DEALS + 50)
+    wait_for_rows(out, SLOW_DEALS + 50, timeout=120)
     os.killpg(process.pid, signal.SIGTERM)
     process.communicate(timeout=60)
     assert process.returncode == 128 + signal.SIGTERM

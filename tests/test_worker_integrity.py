@@ -12,12 +12,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, played
+from test_faults import first_trigger_deal
 
-from sim.engine import calc
 from sim.engine.games import get_game
 from sim.engine.run import journal, pool
 from sim.engine.run.job import job_spec
@@ -191,15 +190,6 @@ def test_a_child_process_a_plugin_started_is_gone_after_a_complete_run(tmp_path)
     assert all(_state_of(pid) in (None, "Z") for pid in children)
 
 
-def first_trigger_deal(seed):
-    state = np.zeros(calc.STATE_SIZE, np.int16)
-    for deal in range(10_000):
-        calc.deal_nb(seed, deal, 4, state)
-        if state[calc.STOCK] == TRIGGER:
-            return deal
-    raise AssertionError("no trigger deal")
-
-
 def naps_spec():
     calc = get_game("calc")
     naps = resolve("calc", "misbehaving:naps")
@@ -213,7 +203,7 @@ def naps_spec():
 def seconds_to_stop_a_stalled_deal(spec, deal_timeout, asleep, kills):
     """From the moment the policy fell asleep on a deal to the kill of its worker, which
     the run's fault then names. Play starts at that deal: nothing before it is played."""
-    first = first_trigger_deal(3)
+    first = first_trigger_deal(3, TRIGGER)
     planner = pool.ChunkPlanner(first, first + 10, 1)
     kills.clear()
     for result in pool.play(spec, planner, 1, lambda: False, deal_timeout):

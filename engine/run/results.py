@@ -303,11 +303,6 @@ def copy_rows(path, writer, limit=None):
             return
 
 
-def is_current_layout(names):
-    """Whether a file's columns are this layout's (every row says its setting and code)."""
-    return STATS in names and "setting" in names
-
-
 def _outcomes(game, texts):
     """Outcome texts coded as the game codes them (its labels, in order), so that an
     upgraded file's rows equal those the game writes; texts it does not know kept too."""
